@@ -1,0 +1,89 @@
+// Token material of the auth service: access-token JWTs with GoTrue's claims, random refresh
+// tokens and codes, e-mail OTPs, and the hashes GoTrue stores instead of raw tokens.
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { jwtVerify, type JWTPayload, SignJWT } from 'jose';
+
+export interface AccessTokenClaims extends JWTPayload {
+  sub: string;
+  role: string;
+  session_id?: string;
+  email?: string;
+  is_anonymous?: boolean;
+}
+
+export interface AmrEntry {
+  method: string;
+  timestamp: number;
+}
+
+export interface AccessTokenInput {
+  issuer: string;
+  userId: string;
+  email: string;
+  phone: string;
+  role: string;
+  appMetadata: Record<string, unknown>;
+  userMetadata: Record<string, unknown>;
+  sessionId: string;
+  amr: AmrEntry[];
+  isAnonymous: boolean;
+  expiresInSeconds: number;
+  now: number;
+}
+
+/** GoTrue's AccessTokenClaims (internal/tokens/service.go), HS256 with the project secret. */
+export async function signAccessToken(
+  input: AccessTokenInput,
+  secret: string,
+): Promise<{ token: string; expiresAt: number }> {
+  const expiresAt = input.now + input.expiresInSeconds;
+  const token = await new SignJWT({
+    email: input.email,
+    phone: input.phone,
+    app_metadata: input.appMetadata,
+    user_metadata: input.userMetadata,
+    role: input.role,
+    aal: 'aal1',
+    amr: input.amr,
+    session_id: input.sessionId,
+    is_anonymous: input.isAnonymous,
+  })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(input.issuer)
+    .setSubject(input.userId)
+    .setAudience('authenticated')
+    .setIssuedAt(input.now)
+    .setExpirationTime(expiresAt)
+    .sign(new TextEncoder().encode(secret));
+  return { token, expiresAt };
+}
+
+/** Verifies an HS256 token signed with the project secret; throws jose's errors. */
+export async function verifyProjectJwt(token: string, secret: string): Promise<AccessTokenClaims> {
+  const { payload } = await jwtVerify(token, new TextEncoder().encode(secret), {
+    algorithms: ['HS256'],
+  });
+  return payload as AccessTokenClaims;
+}
+
+export function generateRefreshToken(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+export function generateOtp(length: number): string {
+  return Array.from({ length }, () => randomInt(10)).join('');
+}
+
+/** GoTrue's GenerateTokenHash: hex SHA-224 of the address followed by the OTP. */
+export function hashEmailOtp(email: string, otp: string): string {
+  return createHash('sha224').update(email + otp).digest('hex');
+}
+
+/** RFC 7636 §4.6 S256 (or plain) check of a PKCE verifier against the stored challenge. */
+export function verifyCodeChallenge(verifier: string, challenge: string, method: 's256' | 'plain') {
+  const computed =
+    method === 's256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
+  const a = Buffer.from(computed);
+  const b = Buffer.from(challenge);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,146 @@
+// E-mail one-time tokens: an OTP the user can type and, in the link, its hash. Only the hash is
+// stored (in the user's token column and in auth.one_time_tokens, as GoTrue keeps both).
+import { randomUUID } from 'node:crypto';
+import { AuthError, authErrors } from './auth-error.ts';
+import type { AuthContext } from './auth-context.ts';
+import { generateOtp, hashEmailOtp } from './crypto.ts';
+import type { MailKind } from './mailbox.ts';
+import type { Queryable, UserRow } from './users.ts';
+
+/** Where each kind of token lives: GoTrue reuses the recovery token for magic links. */
+const SLOTS = {
+  confirmation: { column: 'confirmation_token', sentAt: 'confirmation_sent_at', type: 'confirmation_token' },
+  recovery: { column: 'recovery_token', sentAt: 'recovery_sent_at', type: 'recovery_token' },
+  email_change: { column: 'email_change_token_new', sentAt: 'email_change_sent_at', type: 'email_change_token_new' },
+} as const;
+
+type Slot = keyof typeof SLOTS;
+
+export function slotFor(kind: MailKind, user: UserRow): Slot {
+  if (kind === 'signup' || kind === 'invite') return 'confirmation';
+  if (kind === 'email_change') return 'email_change';
+  // A magic link to an unconfirmed user doubles as the confirmation (GoTrue's MagicLink).
+  if (kind === 'magiclink' && !user.email_confirmed_at) return 'confirmation';
+  return 'recovery';
+}
+
+/** 000-style verification types accepted by /verify, and the slots each may match. */
+export const VERIFY_SLOTS: Record<string, Slot[]> = {
+  signup: ['confirmation'],
+  invite: ['confirmation'],
+  magiclink: ['recovery', 'confirmation'],
+  recovery: ['recovery'],
+  email: ['confirmation', 'recovery'],
+  email_change: ['email_change'],
+};
+
+export interface IssuedEmailToken {
+  otp: string;
+  hashedToken: string;
+  actionLink: string;
+  verificationType: MailKind;
+}
+
+/** GoTrue refuses to send to the same user again within `max_frequency` (429). */
+function assertSendAllowed(context: AuthContext, user: UserRow, slot: Slot) {
+  const sentAt = user[SLOTS[slot].sentAt];
+  if (!sentAt) return;
+  const elapsed = (Date.now() - sentAt.getTime()) / 1000;
+  const wait = Math.ceil(context.config.emailMaxFrequencySeconds - elapsed);
+  if (wait > 0) {
+    throw new AuthError(
+      429,
+      'over_email_send_rate_limit',
+      `For security purposes, you can only request this after ${wait} seconds.`,
+    );
+  }
+}
+
+export async function issueEmailToken(
+  db: Queryable,
+  context: AuthContext,
+  user: UserRow,
+  kind: MailKind,
+  redirectTo: string,
+  options: { address?: string; rateLimited?: boolean } = {},
+): Promise<IssuedEmailToken> {
+  const slot = slotFor(kind, user);
+  if (options.rateLimited) assertSendAllowed(context, user, slot);
+  const address = options.address ?? user.email ?? '';
+  const otp = generateOtp(context.config.otpLength);
+  const hashedToken = hashEmailOtp(address, otp);
+  const { column, sentAt, type } = SLOTS[slot];
+  await db.query(`update auth.users set ${column} = $2, ${sentAt} = now(), updated_at = now() where id = $1`, [
+    user.id,
+    hashedToken,
+  ]);
+  await db.query(
+    `insert into auth.one_time_tokens (id, user_id, token_type, token_hash, relates_to)
+     values ($1, $2, $3, $4, $5)
+     on conflict (user_id, token_type) do update
+       set token_hash = excluded.token_hash, relates_to = excluded.relates_to, updated_at = now()`,
+    [randomUUID(), user.id, type, hashedToken, address],
+  );
+  const link = new URL(`${context.config.externalUrl}/verify`);
+  link.searchParams.set('token', hashedToken);
+  link.searchParams.set('type', kind);
+  link.searchParams.set('redirect_to', redirectTo);
+  return { otp, hashedToken, actionLink: link.toString(), verificationType: kind };
+}
+
+const linkExpired = () => new AuthError(403, 'otp_expired', 'Email link is invalid or has expired');
+
+export interface VerificationMatch {
+  user: UserRow;
+  slot: Slot;
+  hash: string;
+}
+
+/**
+ * Finds the user whose stored token matches: by `token_hash` directly, or by the address and the
+ * typed OTP hashed the same way. Expired and unknown tokens answer alike (403 otp_expired).
+ */
+export async function matchEmailToken(
+  db: Queryable,
+  context: AuthContext,
+  type: string,
+  params: { tokenHash?: string; email?: string; otp?: string },
+): Promise<VerificationMatch> {
+  const slots = VERIFY_SLOTS[type];
+  if (!type) throw authErrors.validation('Verify requires a verification type');
+  if (!slots) throw authErrors.validation('Invalid email verification type');
+  // GoTrue words the two paths differently: a link (hash) "is invalid", a typed code "is invalid".
+  const failure = params.tokenHash ? linkExpired : authErrors.otpExpired;
+  for (const slot of slots) {
+    const { column, sentAt } = SLOTS[slot];
+    const relatesTo = slot === 'email_change' ? 'email_change' : 'email';
+    const hash =
+      params.tokenHash ?? (params.email && params.otp ? hashEmailOtp(params.email.toLowerCase(), params.otp) : undefined);
+    if (!hash) continue;
+    const { rows } = await db.query<UserRow>(
+      `select * from auth.users where ${column} = $1 and ${column} <> ''
+         and ($2::text is null or lower(${relatesTo}) = lower($2))`,
+      [hash, params.tokenHash ? null : (params.email ?? null)],
+    );
+    const user = rows[0];
+    if (!user) continue;
+    const sent = user[sentAt];
+    if (!sent || Date.now() - sent.getTime() > context.config.otpExpirySeconds * 1000) throw failure();
+    return { user, slot, hash };
+  }
+  throw failure();
+}
+
+/** Single use: the token is cleared as it is accepted; of two racing verifications one wins. */
+export async function consumeEmailToken(db: Queryable, match: VerificationMatch) {
+  const { column, type } = SLOTS[match.slot];
+  const cleared = await db.query(
+    `update auth.users set ${column} = '' where id = $1 and ${column} = $2`,
+    [match.user.id, match.hash],
+  );
+  if (cleared.rowCount !== 1) throw authErrors.otpExpired();
+  await db.query('delete from auth.one_time_tokens where user_id = $1 and token_type = $2', [
+    match.user.id,
+    type,
+  ]);
+}

@@ -1,0 +1,194 @@
+// E-mail flows: POST /otp (magic link and code), POST /recover, POST /resend, and /verify,
+// which accepts a typed code or a token hash (POST) or a followed link (GET, redirect).
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AuthContext } from './auth-context.ts';
+import { resolveRedirect } from './auth-config.ts';
+import { AuthError, authErrors } from './auth-error.ts';
+import { consumeEmailToken, issueEmailToken, matchEmailToken, type VerificationMatch } from './email-tokens.ts';
+import { issueAuthCode, startFlowState } from './flow-state.ts';
+import type { MailKind } from './mailbox.ts';
+import { emailSchema, metadataSchema, readBody } from './request.ts';
+import { signIn } from './session-response.ts';
+import { findUserByEmail, insertUser, markEmailIdentityVerified, type UserRow, updateUserColumns } from './users.ts';
+import type pg from 'pg';
+
+const otpSchema = z.object({
+  email: emailSchema.optional(),
+  phone: z.string().optional(),
+  create_user: z.boolean().default(true),
+  data: metadataSchema.optional(),
+  code_challenge: z.string().optional(),
+  code_challenge_method: z.string().optional(),
+});
+
+const recoverSchema = z.object({
+  email: emailSchema,
+  code_challenge: z.string().optional(),
+  code_challenge_method: z.string().optional(),
+});
+
+const resendSchema = z.object({
+  type: z.enum(['signup', 'email_change']),
+  email: emailSchema,
+});
+
+const verifySchema = z.object({
+  type: z.string().default(''),
+  token: z.string().optional(),
+  token_hash: z.string().optional(),
+  email: z.string().optional(),
+  redirect_to: z.string().optional(),
+});
+
+/** The `amr` method recorded for a session that starts from a verification. */
+const AMR_BY_TYPE: Record<string, string> = {
+  signup: 'otp',
+  email: 'otp',
+  magiclink: 'magiclink',
+  invite: 'invite',
+  recovery: 'recovery',
+  email_change: 'email_change',
+};
+
+/** Consumes the verified token and applies what it proves (confirmation or address change). */
+async function applyVerification(pool: pg.Pool, match: VerificationMatch): Promise<UserRow> {
+  await consumeEmailToken(pool, match);
+  let user = match.user;
+  if (match.slot === 'email_change') {
+    user = await updateUserColumns(pool, user.id, {
+      email: user.email_change,
+      email_change: '',
+      email_confirmed_at: new Date(),
+    });
+  } else if (!user.email_confirmed_at) {
+    user = await updateUserColumns(pool, user.id, { email_confirmed_at: new Date() });
+  }
+  if (user.email) await markEmailIdentityVerified(pool, user.id, user.email);
+  return user;
+}
+
+function appendFragment(base: string, values: Record<string, string>): string {
+  const url = new URL(base);
+  url.hash = new URLSearchParams(values).toString();
+  return url.toString();
+}
+
+export function emailRoutes(context: AuthContext) {
+  const app = new Hono();
+  const { pool, config, mailbox } = context;
+
+  async function send(user: UserRow, kind: MailKind, redirectTo: string, address?: string) {
+    const token = await issueEmailToken(pool, context, user, kind, redirectTo, { address, rateLimited: true });
+    mailbox.deliver(address ?? user.email ?? '', kind, token.otp, token.hashedToken, token.actionLink);
+  }
+
+  app.post('/otp', async (c) => {
+    const body = await readBody(c, otpSchema);
+    if (!body.email) throw new AuthError(400, 'phone_provider_disabled', 'Phone logins are disabled');
+    let user = await findUserByEmail(pool, body.email);
+    if (!user) {
+      if (!body.create_user || !config.signupEnabled) {
+        throw new AuthError(422, 'otp_disabled', 'Signups not allowed for otp');
+      }
+      user = await insertUser(pool, {
+        email: body.email,
+        passwordHash: null,
+        role: 'authenticated',
+        appMetadata: { provider: 'email', providers: ['email'] },
+        userMetadata: body.data ?? {},
+        emailConfirmed: false,
+      });
+    }
+    await startFlowState(pool, user.id, 'magiclink', body);
+    await send(user, 'magiclink', resolveRedirect(config, c.req.query('redirect_to')));
+    return c.json({});
+  });
+
+  app.post('/recover', async (c) => {
+    const body = await readBody(c, recoverSchema);
+    const user = await findUserByEmail(pool, body.email);
+    // An unknown address answers the same as a known one: no account enumeration.
+    if (user) {
+      await startFlowState(pool, user.id, 'recovery', body);
+      await send(user, 'recovery', resolveRedirect(config, c.req.query('redirect_to')));
+    }
+    return c.json({});
+  });
+
+  app.post('/resend', async (c) => {
+    const body = await readBody(c, resendSchema);
+    const user = await findUserByEmail(pool, body.email);
+    const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
+    if (user && body.type === 'signup' && !user.email_confirmed_at) await send(user, 'signup', redirectTo);
+    if (user && body.type === 'email_change' && user.email_change) {
+      await send(user, 'email_change', redirectTo, user.email_change);
+    }
+    return c.json({});
+  });
+
+  app.post('/verify', async (c) => {
+    const body = await readBody(c, verifySchema);
+    if (!body.type) throw authErrors.validation('Verify requires a verification type');
+    if (Boolean(body.token_hash) === Boolean(body.token)) {
+      throw authErrors.validation('Verify requires either a token or a token hash');
+    }
+    if (body.token && !body.email) {
+      throw authErrors.validation('Only an email address or phone number should be provided on verify');
+    }
+    const match = await matchEmailToken(pool, context, body.type, {
+      tokenHash: body.token_hash,
+      email: body.email,
+      otp: body.token,
+    });
+    const user = await applyVerification(pool, match);
+    const amr = AMR_BY_TYPE[body.type] ?? 'otp';
+    return c.json(await signIn(pool, context, user, amr, c.req.header('User-Agent')));
+  });
+
+  // A followed e-mail link: redirect with the session in the fragment, or with ?code= when the
+  // flow started with a PKCE challenge; failures redirect with the error in the fragment.
+  app.get('/verify', async (c) => {
+    const type = c.req.query('type') ?? '';
+    if (!type) throw authErrors.validation('Verify requires a verification type');
+    if (!c.req.query('token')) throw authErrors.validation('Verify requires a token or a token hash');
+    const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
+    try {
+      const match = await matchEmailToken(pool, context, type, { tokenHash: c.req.query('token') ?? '' });
+      const user = await applyVerification(pool, match);
+      const code = await issueAuthCode(pool, user.id);
+      if (code) {
+        const url = new URL(redirectTo);
+        url.searchParams.set('code', code);
+        return c.redirect(url.toString(), 303);
+      }
+      const amr = AMR_BY_TYPE[type] ?? 'otp';
+      const session = await signIn(pool, context, user, amr, c.req.header('User-Agent'));
+      return c.redirect(
+        appendFragment(redirectTo, {
+          access_token: session.access_token,
+          expires_at: String(session.expires_at),
+          expires_in: String(session.expires_in),
+          refresh_token: session.refresh_token,
+          sb: '',
+          token_type: 'bearer',
+          type,
+        }),
+        303,
+      );
+    } catch (error) {
+      if (!(error instanceof AuthError)) throw error;
+      return c.redirect(
+        appendFragment(redirectTo, {
+          error: 'access_denied',
+          error_code: error.errorCode,
+          error_description: 'Email link is invalid or has expired',
+          sb: '',
+        }),
+        303,
+      );
+    }
+  });
+
+  return app;
+}

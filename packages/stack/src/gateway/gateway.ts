@@ -1,0 +1,162 @@
+// The stack's single entry point (port 54321, like the CLI's Kong): /rest/v1 to PostgREST,
+// /auth/v1 to the auth service, /functions/v1 to the function processes, CORS for browsers.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { jwtVerify } from 'jose';
+import type { Logger } from 'pino';
+import type { FunctionHost } from '../functions/function-host.ts';
+import type { ProjectKeys } from '../keys.ts';
+import { isPreflight, preflightHeaders } from './cors.ts';
+import { decideRestCredentials, translateAuthorization } from './credentials.ts';
+import { forward } from './forward.ts';
+import { sendJson } from './json-response.ts';
+
+export interface GatewayOptions {
+  port: number;
+  keys: ProjectKeys;
+  restPort: number;
+  authPort: number;
+  functions: FunctionHost;
+  logger: Logger;
+}
+
+export interface RunningGateway {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Auth routes Kong leaves untouched: a browser follows these links with no headers. */
+const OPEN_AUTH_ROUTES = ['/verify', '/callback', '/authorize'];
+
+function headerValue(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function routeRest(request: IncomingMessage, response: ServerResponse, options: GatewayOptions, path: string) {
+  const decision = decideRestCredentials(
+    headerValue(request, 'apikey'),
+    headerValue(request, 'authorization'),
+    options.keys,
+  );
+  if (!decision.ok) {
+    sendJson(
+      response,
+      401,
+      { code: 'PGRST301', details: null, hint: decision.hint, message: decision.message },
+      { 'www-authenticate': 'Bearer' },
+    );
+    return;
+  }
+  forward(request, response, {
+    port: options.restPort,
+    path,
+    prefix: '/rest/v1',
+    headers: { authorization: decision.authorization },
+  });
+}
+
+function routeAuth(request: IncomingMessage, response: ServerResponse, options: GatewayOptions, path: string) {
+  const route = path.split('?')[0] ?? '';
+  const open = OPEN_AUTH_ROUTES.includes(route);
+  const authorization = open
+    ? headerValue(request, 'authorization')
+    : translateAuthorization(headerValue(request, 'apikey'), headerValue(request, 'authorization'), options.keys);
+  forward(request, response, { port: options.authPort, path, prefix: '/auth/v1', headers: { authorization } });
+}
+
+/** The edge runtime's verify_jwt: a valid project JWT in Authorization, else 401 {msg}. */
+async function verifyFunctionJwt(authorization: string | undefined, secret: string): Promise<string | undefined> {
+  const token = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] : undefined;
+  if (!token) return 'Error: Missing authorization header';
+  try {
+    await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ['HS256'] });
+    return undefined;
+  } catch {
+    return 'Invalid JWT';
+  }
+}
+
+async function routeFunction(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: GatewayOptions,
+  path: string,
+) {
+  const name = /^\/([^/?]+)/.exec(path)?.[1] ?? '';
+  const source = options.functions.find(name);
+  if (!source) {
+    response.writeHead(404, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' });
+    response.end('Function not found');
+    return;
+  }
+  const authorization = translateAuthorization(
+    headerValue(request, 'apikey'),
+    headerValue(request, 'authorization'),
+    options.keys,
+  );
+  if (source.verifyJwt) {
+    const failure = await verifyFunctionJwt(authorization, options.keys.jwtSecret);
+    if (failure) {
+      sendJson(response, 401, { msg: failure });
+      return;
+    }
+  }
+  let port: number;
+  try {
+    port = await options.functions.ensureRunning(name);
+  } catch (error) {
+    options.logger.error({ component: `fn:${name}`, err: error }, 'function failed to boot');
+    sendJson(response, 503, { code: 'BOOT_ERROR', message: 'Worker failed to boot (please check logs)' });
+    return;
+  }
+  forward(request, response, { port, path, prefix: '/functions/v1', headers: { authorization } });
+}
+
+const PREFIXES = ['/rest/v1', '/auth/v1', '/functions/v1', '/realtime/v1'] as const;
+
+function handle(request: IncomingMessage, response: ServerResponse, options: GatewayOptions) {
+  if (isPreflight(request)) {
+    response.writeHead(200, preflightHeaders(request));
+    response.end();
+    return;
+  }
+  const url = request.url ?? '/';
+  const prefix = PREFIXES.find((candidate) => url === candidate || url.startsWith(`${candidate}/`) || url.startsWith(`${candidate}?`));
+  const path = prefix ? url.slice(prefix.length) || '/' : url;
+  switch (prefix) {
+    case '/rest/v1':
+      routeRest(request, response, options, path.startsWith('?') ? `/${path}` : path);
+      return;
+    case '/auth/v1':
+      routeAuth(request, response, options, path);
+      return;
+    case '/functions/v1':
+      routeFunction(request, response, options, path).catch((error: unknown) => {
+        options.logger.error({ err: error }, 'function route failed');
+        if (!response.headersSent) sendJson(response, 500, { msg: 'Internal Server Error' });
+      });
+      return;
+    case '/realtime/v1':
+      sendJson(response, 503, { message: 'Realtime is not running in this stack' });
+      return;
+    default:
+      sendJson(response, 404, { message: 'no Route matched with those values' });
+  }
+}
+
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  const server: Server = createServer({ keepAliveTimeout: 65_000 }, (request, response) =>
+    handle(request, response, options),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  return {
+    url: `http://127.0.0.1:${options.port}`,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

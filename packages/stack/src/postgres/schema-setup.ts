@@ -1,0 +1,90 @@
+// Brings a running cluster to the project's schema: the stack-owned platform bootstrap, then the
+// project's migrations through the Supabase CLI (so they are recorded as hosted Supabase records
+// them), then seed.sql on a database that was created in this start.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { StackError } from '../errors.ts';
+
+const BOOTSTRAP_SQL = join(dirname(fileURLToPath(import.meta.url)), 'bootstrap.sql');
+
+export async function runSql(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function applyPlatformBootstrap(url: string): Promise<void> {
+  await runSql(url, readFileSync(BOOTSTRAP_SQL, 'utf8'));
+}
+
+/** Path of the Supabase CLI binary from the pinned npm package. */
+export function supabaseCliPath(): string {
+  const require = createRequire(import.meta.url);
+  const packageDir = dirname(require.resolve('supabase/package.json'));
+  return join(packageDir, '..', '.bin', 'supabase');
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the Supabase CLI against a database URL, never prompting and never phoning home. */
+export async function runSupabaseCli(projectDir: string, args: string[]): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(supabaseCliPath(), [...args, '--workdir', projectDir, '--yes'], {
+      env: { ...process.env, SUPABASE_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1', CI: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function hasMigrations(projectDir: string): boolean {
+  const dir = join(projectDir, 'supabase', 'migrations');
+  return existsSync(dir) && readdirSync(dir).some((name) => name.endsWith('.sql'));
+}
+
+export async function applyMigrations(projectDir: string, url: string, logger: Logger): Promise<void> {
+  if (!hasMigrations(projectDir)) return;
+  const result = await runSupabaseCli(projectDir, ['migration', 'up', `--remote=${url}`]);
+  if (result.code !== 0) {
+    throw new StackError(
+      'migration_failed',
+      `supabase migration up failed (exit ${result.code}):\n${result.stderr}${result.stdout}`,
+    );
+  }
+  logger.info({ component: 'migrations' }, result.stdout.trim() || 'migrations up to date');
+}
+
+export async function applySeed(projectDir: string, url: string, logger: Logger): Promise<void> {
+  const seedFile = join(projectDir, 'supabase', 'seed.sql');
+  if (!existsSync(seedFile)) return;
+  try {
+    await runSql(url, readFileSync(seedFile, 'utf8'));
+  } catch (error) {
+    throw new StackError('migration_failed', `supabase/seed.sql failed: ${String(error)}`, {
+      cause: error,
+    });
+  }
+  logger.info({ component: 'migrations' }, 'seed.sql applied');
+}

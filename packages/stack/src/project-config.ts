@@ -1,0 +1,69 @@
+// Reads the keys of supabase/config.toml that the local stack honours, validated once at start.
+// Unknown keys are ignored (they belong to `supabase start`); known ones must be well-typed.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'smol-toml';
+import { z } from 'zod';
+import { StackError } from './errors.ts';
+
+/** "1s", "60s", "5m" or a bare number of seconds, as the Supabase CLI accepts durations. */
+const durationSeconds = z.union([
+  z.number().nonnegative(),
+  z
+    .string()
+    .regex(/^\d+(ms|s|m|h)$/)
+    .transform((text) => {
+      const [, amount, unit] = /^(\d+)(ms|s|m|h)$/.exec(text) ?? [];
+      const factor = { ms: 0.001, s: 1, m: 60, h: 3600 }[unit as 'ms' | 's' | 'm' | 'h'];
+      return Number(amount) * factor;
+    }),
+]);
+
+const configSchema = z.object({
+  project_id: z.string().default('local'),
+  api: z
+    .object({
+      port: z.number().int().default(54321),
+      schemas: z.array(z.string()).default(['public']),
+      extra_search_path: z.array(z.string()).default(['public', 'extensions']),
+      max_rows: z.number().int().positive().default(1000),
+    })
+    .prefault({}),
+  db: z.object({ port: z.number().int().default(54322) }).prefault({}),
+  auth: z
+    .object({
+      site_url: z.string().default('http://127.0.0.1:3000'),
+      additional_redirect_urls: z.array(z.string()).default([]),
+      jwt_expiry: z.number().int().positive().default(3600),
+      enable_refresh_token_rotation: z.boolean().default(true),
+      refresh_token_reuse_interval: z.number().int().nonnegative().default(10),
+      enable_signup: z.boolean().default(true),
+      enable_anonymous_sign_ins: z.boolean().default(false),
+      minimum_password_length: z.number().int().min(6).default(6),
+      email: z
+        .object({
+          enabled: z.boolean().default(true),
+          enable_confirmations: z.boolean().default(false),
+          double_confirm_changes: z.boolean().default(true),
+          max_frequency: durationSeconds.default(1),
+          otp_length: z.number().int().min(6).max(10).default(6),
+          otp_expiry: z.number().int().positive().default(3600),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
+  functions: z.record(z.string(), z.object({ verify_jwt: z.boolean().default(true) })).default({}),
+});
+
+export type ProjectConfig = z.infer<typeof configSchema>;
+
+/** Loads `<projectDir>/supabase/config.toml`; a missing file means all defaults. */
+export function loadProjectConfig(projectDir: string): ProjectConfig {
+  const file = join(projectDir, 'supabase', 'config.toml');
+  const raw = existsSync(file) ? parse(readFileSync(file, 'utf8')) : {};
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    throw new StackError('bad_option', `${file}: ${z.prettifyError(result.error)}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,48 @@
+// The variables `npm run stack -- status` prints, named as `supabase status` names them so
+// scripts written for the Supabase CLI work, plus the stack's own additions.
+import type { RunningStack } from './stack.ts';
+
+export interface StatusVariables {
+  API_URL: string;
+  REST_URL: string;
+  AUTH_URL: string;
+  FUNCTIONS_URL: string;
+  DB_URL: string;
+  JWT_SECRET: string;
+  ANON_KEY: string;
+  SERVICE_ROLE_KEY: string;
+  PUBLISHABLE_KEY: string;
+  SECRET_KEY: string;
+  MAILBOX_DIR: string;
+}
+
+export function statusVariables(stack: RunningStack): StatusVariables {
+  return {
+    API_URL: stack.apiUrl,
+    REST_URL: `${stack.apiUrl}/rest/v1`,
+    AUTH_URL: `${stack.apiUrl}/auth/v1`,
+    FUNCTIONS_URL: `${stack.apiUrl}/functions/v1`,
+    DB_URL: stack.dbUrl,
+    JWT_SECRET: stack.keys.jwtSecret,
+    ANON_KEY: stack.keys.anonKey,
+    SERVICE_ROLE_KEY: stack.keys.serviceRoleKey,
+    PUBLISHABLE_KEY: stack.keys.publishableKey,
+    SECRET_KEY: stack.keys.secretKey,
+    MAILBOX_DIR: stack.mailboxDir,
+  };
+}
+
+/** `-o env`: KEY="value" lines, as `supabase status -o env` prints them. */
+export function formatEnv(variables: StatusVariables): string {
+  return Object.entries(variables)
+    .map(([name, value]) => `${name}="${value}"`)
+    .join('\n');
+}
+
+/** The default human-readable listing. */
+export function formatPretty(variables: StatusVariables): string {
+  const width = Math.max(...Object.keys(variables).map((name) => name.length));
+  return Object.entries(variables)
+    .map(([name, value]) => `${name.padEnd(width)}  ${value}`)
+    .join('\n');
+}
