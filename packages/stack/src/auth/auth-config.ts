@@ -45,16 +45,25 @@ export function authConfigFrom(
   };
 }
 
+/** GoTrue's glob (gobwas/glob with separators `.` and `/`): `*` stays within a label. */
 function globToRegExp(pattern: string): RegExp {
   const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-  const body = escaped.replace(/\*\*/g, '\u0000').replace(/\*/g, '[^/]*').replace(/\u0000/g, '.*');
+  const body = escaped.replace(/\*\*/g, '\u0000').replace(/\*/g, '[^./]*').replace(/\u0000/g, '.*');
   return new RegExp(`^${body}$`);
 }
 
-/** GoTrue accepts `redirect_to` only on the site URL or the allow list; else the site URL. */
+function sameOrigin(a: string, b: string): boolean {
+  try {
+    return new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+}
+
+/** GoTrue accepts `redirect_to` only on the site URL's origin or the allow list; else the site URL. */
 export function resolveRedirect(config: AuthConfig, requested: string | undefined | null): string {
   if (!requested) return config.siteUrl;
-  if (requested.startsWith(config.siteUrl)) return requested;
+  if (sameOrigin(requested, config.siteUrl)) return requested;
   const allowed = config.redirectAllowList.some((pattern) => globToRegExp(pattern).test(requested));
   return allowed ? requested : config.siteUrl;
 }

@@ -18,6 +18,11 @@ export async function readBody<T extends z.ZodType>(c: Context, schema: T): Prom
       throw authErrors.badJson();
     }
   }
+  // Go decodes a JSON null into the zero value, and supabase-js sends nulls for unset fields
+  // (code_challenge, data): a top-level null counts as absent.
+  if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
+    raw = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== null));
+  }
   const result = schema.safeParse(raw);
   if (!result.success) {
     const issue = result.error.issues[0];

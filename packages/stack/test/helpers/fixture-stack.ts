@@ -1,0 +1,48 @@
+// Starts a throwaway stack on the test fixture project (temp data dir, free ports) and removes
+// it again; plus supabase-js clients for it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createClient, type SupabaseClient } from '@supabase/supabase-js';
+import pino from 'pino';
+import { type RunningStack, startStack } from '../../src/index.ts';
+
+export const FIXTURE_PROJECT = fileURLToPath(new URL('../fixtures/project', import.meta.url));
+
+export interface FixtureStack {
+  stack: RunningStack;
+  dispose(): Promise<void>;
+}
+
+export async function startFixtureStack(): Promise<FixtureStack> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'stack-test-'));
+  const stack = await startStack({
+    projectDir: FIXTURE_PROJECT,
+    dataDir,
+    ports: 'free',
+    ephemeral: true,
+    logger: pino({ level: process.env.STACK_LOG_LEVEL ?? 'warn' }),
+  });
+  return {
+    stack,
+    async dispose() {
+      await stack.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A supabase-js client as an app would make it; no session persistence between tests. */
+export function clientFor(stack: RunningStack, key = stack.keys.publishableKey): SupabaseClient {
+  return createClient(stack.apiUrl, key, {
+    auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
+  });
+}
+
+let counter = 0;
+/** A unique address per call, so tests in one file never collide. */
+export function uniqueEmail(prefix = 'user'): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${Date.now()}-${counter}@example.com`;
+}

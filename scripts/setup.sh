@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what the project needs when it is missing: Debian packages (when run as root; otherwise
+# it prints the command) and the pinned npm dependencies. Safe to run again: it skips what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  postgresql-15 postgresql-15-cron postgresql-15-wal2json postgresql-15-pgtap
+  postgresql-15-plpgsql-check libtap-parser-sourcehandler-pgtap-perl
+)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if ((${#missing[@]} > 0)); then
+  if [[ "$(id -u)" != 0 ]]; then
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: install them with: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  # The stack runs its own clusters; Debian's default cluster on 5432 would only be in the way.
+  mkdir -p /etc/postgresql-common
+  if [[ ! -f /etc/postgresql-common/createcluster.conf ]] || ! grep -q '^create_main_cluster' /etc/postgresql-common/createcluster.conf; then
+    echo 'create_main_cluster = false' >> /etc/postgresql-common/createcluster.conf
+  fi
+  echo "setup: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
+fi
+
+if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  echo 'setup: npm ci'
+  npm ci --no-audit --no-fund
+fi

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every check of the project, in order of speed: types, lint and format, Deno type-check and unit
+# tests, vitest (unit and integration, each integration file on its own throwaway stack), pgTAP.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo '== tsc'
+tsc --noEmit -p tsconfig.json
+echo '== biome'
+biome ci .
+echo '== deno'
+deno fmt --check supabase/functions
+deno lint supabase/functions
+deno check supabase/functions packages/stack/test/fixtures/project/supabase/functions
+deno test --permit-no-files --allow-env --allow-read supabase/functions
+echo '== vitest'
+vitest run
+echo '== pgTAP'
+node scripts/run-pgtap.ts

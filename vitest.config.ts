@@ -1,0 +1,13 @@
+// One vitest run for every package: unit tests and integration tests that each start their own
+// throwaway stack on free ports.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'proxy/test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
