@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { REPO_ROOT, startStack } from '../packages/stack/src/index.ts';
 
-const folders = [join(REPO_ROOT, 'supabase', 'tests'), join(REPO_ROOT, 'packages', 'stack', 'test', 'sql')];
+const folders = [
+  join(REPO_ROOT, 'supabase', 'tests'),
+  join(REPO_ROOT, 'packages', 'stack', 'test', 'sql'),
+];
 const files = folders
   .filter((folder) => existsSync(folder))
   .flatMap((folder) =>
@@ -18,12 +21,27 @@ const files = folders
   );
 
 const dataDir = mkdtempSync(join(tmpdir(), 'pgtap-'));
-const stack = await startStack({ dataDir, ports: 'free', ephemeral: true, logger: pino({ level: 'warn' }) });
+const stack = await startStack({
+  dataDir,
+  ports: 'free',
+  ephemeral: true,
+  logger: pino({ level: 'warn' }),
+});
 let status = 1;
 try {
   const result = spawnSync(
     'pg_prove',
-    ['--host', '127.0.0.1', '--port', String(stack.ports.db), '--username', 'postgres', '--dbname', 'postgres', ...files],
+    [
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(stack.ports.db),
+      '--username',
+      'postgres',
+      '--dbname',
+      'postgres',
+      ...files,
+    ],
     { stdio: 'inherit', env: { ...process.env, PGPASSWORD: 'postgres' } },
   );
   status = result.status ?? 1;

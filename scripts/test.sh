@@ -9,8 +9,8 @@ tsc --noEmit -p tsconfig.json
 echo '== biome'
 biome ci .
 echo '== deno'
-deno fmt --check supabase/functions
-deno lint supabase/functions
+deno fmt --check supabase/functions packages/stack/test/fixtures/project/supabase/functions
+deno lint supabase/functions packages/stack/test/fixtures/project/supabase/functions
 deno check supabase/functions packages/stack/test/fixtures/project/supabase/functions
 deno test --permit-no-files --allow-env --allow-read supabase/functions
 echo '== vitest'

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run stack -- <command>`: up [--detach] [--data-dir DIR] | down | status [-o json|env]
+// `npm run stack -- <command>`: up [--detach] [--free-ports] [--data-dir DIR] | down | status [-o json|env]
 // | reset | mail [--to EMAIL] | check. See docs/local-stack.md.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
@@ -18,6 +18,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     detach: { type: 'boolean', default: false },
+    'free-ports': { type: 'boolean', default: false },
     'data-dir': { type: 'string' },
     output: { type: 'string', short: 'o', default: 'pretty' },
     to: { type: 'string' },
@@ -32,7 +33,8 @@ function printBanner(variables: StatusVariables): void {
   console.log(`\nLocal stack is running.\n\n${formatPretty(variables)}\n`);
   if (logins.length > 0) {
     console.log('Demo logins:');
-    for (const login of logins) console.log(`  ${login.email}  ${login.password}  ${login.description}`);
+    for (const login of logins)
+      console.log(`  ${login.email}  ${login.password}  ${login.description}`);
     console.log('');
   }
 }
@@ -45,8 +47,16 @@ async function up(): Promise<void> {
     return;
   }
   if (values.detach) return upDetached();
-  const stack = await startStack({ dataDir, logger: pino({ level: process.env.LOG_LEVEL ?? 'info' }) });
-  writeState(dataDir, { pid: process.pid, startedAt: new Date().toISOString(), variables: stack.status() });
+  const stack = await startStack({
+    dataDir,
+    ports: values['free-ports'] ? 'free' : 'config',
+    logger: pino({ level: process.env.LOG_LEVEL ?? 'info' }),
+  });
+  writeState(dataDir, {
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    variables: stack.status(),
+  });
   printBanner(stack.status());
   console.log('Press Ctrl-C to stop.');
   let stopping = false;
@@ -66,7 +76,14 @@ async function upDetached(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const logFile = join(dataDir, 'stack.log');
   const output = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [process.argv[1] as string, 'up', '--data-dir', dataDir], {
+  const args = [
+    process.argv[1] as string,
+    'up',
+    '--data-dir',
+    dataDir,
+    ...(values['free-ports'] ? ['--free-ports'] : []),
+  ];
+  const child = spawn(process.execPath, args, {
     detached: true,
     stdio: ['ignore', output, output],
   });
@@ -74,9 +91,11 @@ async function upDetached(): Promise<void> {
   const deadline = Date.now() + 180_000;
   while (Date.now() < deadline) {
     const state = readLiveState(dataDir);
-    if (state?.pid === child.pid) {
+    if (state && state.pid === child.pid) {
       printBanner(state.variables);
-      console.log(`Detached (pid ${child.pid}); logs in ${logFile}. Stop with: npm run stack -- down`);
+      console.log(
+        `Detached (pid ${child.pid}); logs in ${logFile}. Stop with: npm run stack -- down`,
+      );
       return;
     }
     if (child.exitCode !== null) break;
@@ -101,14 +120,19 @@ async function down(): Promise<void> {
 
 function status(): void {
   const state = readLiveState(dataDir);
-  if (!state) throw new StackError('not_running', `no stack is running for ${dataDir} (start one with npm start)`);
+  if (!state)
+    throw new StackError(
+      'not_running',
+      `no stack is running for ${dataDir} (start one with npm start)`,
+    );
   if (values.output === 'json') console.log(JSON.stringify(state.variables, null, 2));
   else if (values.output === 'env') console.log(formatEnv(state.variables));
   else console.log(formatPretty(state.variables));
 }
 
 function reset(): void {
-  if (readLiveState(dataDir)) throw new StackError('bad_option', 'the stack is running: run `npm run stack -- down` first');
+  if (readLiveState(dataDir))
+    throw new StackError('bad_option', 'the stack is running: run `npm run stack -- down` first');
   if (existsSync(dataDir)) rmSync(dataDir, { recursive: true, force: true });
   console.log(`Removed ${dataDir}; the next \`npm start\` creates a fresh database with the seed.`);
 }
@@ -117,7 +141,9 @@ function mail(): void {
   const messages = readMailbox(join(dataDir, 'mailbox'), values.to);
   if (messages.length === 0) console.log('No mail.');
   for (const message of messages) {
-    console.log(`${message.sentAt}  ${message.to}  ${message.subject}\n  code: ${message.otp}\n  link: ${message.actionLink}\n`);
+    console.log(
+      `${message.sentAt}  ${message.to}  ${message.subject}\n  code: ${message.otp}\n  link: ${message.actionLink}\n`,
+    );
   }
 }
 
@@ -129,11 +155,22 @@ async function check(): Promise<void> {
   if (!report.passed) process.exitCode = 1;
 }
 
-const commands: Record<string, () => void | Promise<void>> = { up, down, status, reset, mail, check };
+const commands: Record<string, () => void | Promise<void>> = {
+  up,
+  down,
+  status,
+  reset,
+  mail,
+  check,
+};
 
 try {
   const run = commands[command];
-  if (!run) throw new StackError('bad_option', `unknown command ${command}; use up, down, status, reset, mail or check`);
+  if (!run)
+    throw new StackError(
+      'bad_option',
+      `unknown command ${command}; use up, down, status, reset, mail or check`,
+    );
   await run();
 } catch (error) {
   if (error instanceof StackError) {

@@ -1,7 +1,8 @@
 // `supabase db advisors` and `supabase db lint` against a database URL, reduced to a verdict:
 // no security advisor finding at any level and no lint issue at level error.
-import { runSupabaseCli } from './postgres/schema-setup.ts';
+
 import { StackError } from './errors.ts';
+import { runSupabaseCli } from './postgres/schema-setup.ts';
 
 export interface AdvisorFinding {
   name: string;
@@ -24,7 +25,12 @@ export interface DatabaseCheckReport {
 }
 
 async function runJson<T>(projectDir: string, args: string[], dbUrl: string): Promise<T> {
-  const result = await runSupabaseCli(projectDir, [...args, `--remote=${dbUrl}`, '--output-format', 'json']);
+  const result = await runSupabaseCli(projectDir, [
+    ...args,
+    `--remote=${dbUrl}`,
+    '--output-format',
+    'json',
+  ]);
   try {
     return JSON.parse(result.stdout) as T;
   } catch (error) {
@@ -36,13 +42,21 @@ async function runJson<T>(projectDir: string, args: string[], dbUrl: string): Pr
   }
 }
 
-export async function runDatabaseChecks(projectDir: string, dbUrl: string): Promise<DatabaseCheckReport> {
-  const advisors = await runJson<{ results?: AdvisorFinding[] }>(projectDir, ['db', 'advisors', '--type', 'all'], dbUrl);
+export async function runDatabaseChecks(
+  projectDir: string,
+  dbUrl: string,
+): Promise<DatabaseCheckReport> {
+  const advisors = await runJson<{ results?: AdvisorFinding[] }>(
+    projectDir,
+    ['db', 'advisors', '--type', 'all'],
+    dbUrl,
+  );
   const lint = await runJson<{
     results?: Array<{ function: string; issues: Array<{ level: string; message: string }> }>;
     error?: { message: string };
   }>(projectDir, ['db', 'lint'], dbUrl);
-  if (lint.error) throw new StackError('migration_failed', `supabase db lint failed: ${lint.error.message}`);
+  if (lint.error)
+    throw new StackError('migration_failed', `supabase db lint failed: ${lint.error.message}`);
   const findings = advisors.results ?? [];
   const securityFindings = findings.filter((finding) => finding.categories.includes('SECURITY'));
   const lintErrors = (lint.results ?? []).flatMap((entry) =>

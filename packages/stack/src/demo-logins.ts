@@ -12,11 +12,11 @@ export interface DemoLogin {
 export function readDemoLogins(projectDir: string): DemoLogin[] {
   const seed = join(projectDir, 'supabase', 'seed.sql');
   if (!existsSync(seed)) return [];
-  return [...readFileSync(seed, 'utf8').matchAll(/^--\s*demo-login:\s*(\S+)\s+(\S+)\s*(.*)$/gm)].map(
-    ([, email, password, description]) => ({
-      email: email as string,
-      password: password as string,
-      description: (description ?? '').trim(),
-    }),
-  );
+  return [
+    ...readFileSync(seed, 'utf8').matchAll(/^--\s*demo-login:\s*(\S+)\s+(\S+)\s*(.*)$/gm),
+  ].map(([, email, password, description]) => ({
+    email: email as string,
+    password: password as string,
+    description: (description ?? '').trim(),
+  }));
 }

@@ -70,7 +70,9 @@ export class ManagedProcess {
   }
 
   get running(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null && liveChildren.has(this.child);
+    return (
+      this.child.exitCode === null && this.child.signalCode === null && liveChildren.has(this.child)
+    );
   }
 
   /** What the program printed last, for error messages. */

@@ -1,5 +1,5 @@
 // Port helpers: a free loopback port for throwaway stacks, and a readiness wait for services.
-import { createServer, connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { StackError } from './errors.ts';
 
 export async function findFreePort(): Promise<number> {

@@ -54,7 +54,11 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-async function choosePorts(mode: 'config' | 'free', apiPort: number, dbPort: number): Promise<StackPorts> {
+async function choosePorts(
+  mode: 'config' | 'free',
+  apiPort: number,
+  dbPort: number,
+): Promise<StackPorts> {
   if (mode === 'free') {
     const [api, db, rest, restAdmin, auth] = await Promise.all(
       Array.from({ length: 5 }, () => findFreePort()),
@@ -63,7 +67,11 @@ async function choosePorts(mode: 'config' | 'free', apiPort: number, dbPort: num
   }
   await assertPortFree(apiPort, 'API gateway');
   await assertPortFree(dbPort, 'Postgres');
-  const [rest, restAdmin, auth] = await Promise.all([findFreePort(), findFreePort(), findFreePort()]);
+  const [rest, restAdmin, auth] = await Promise.all([
+    findFreePort(),
+    findFreePort(),
+    findFreePort(),
+  ]);
   return { api: apiPort, db: dbPort, rest, restAdmin, auth } as StackPorts;
 }
 
@@ -84,7 +92,12 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     stoppers.length = 0;
   };
   try {
-    const cluster = await startCluster({ dataDir, port: ports.db, logger, ephemeral: options.ephemeral });
+    const cluster = await startCluster({
+      dataDir,
+      port: ports.db,
+      logger,
+      ephemeral: options.ephemeral,
+    });
     stoppers.push(cluster.stop);
     await applyPlatformBootstrap(cluster.url);
     await applyMigrations(projectDir, cluster.url, logger);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type AuthConfig, resolveRedirect } from '../src/auth/auth-config.ts';
-import { renderAuthError, AuthError } from '../src/auth/auth-error.ts';
+import { AuthError, renderAuthError } from '../src/auth/auth-error.ts';
 import { generateOtp, hashEmailOtp, verifyCodeChallenge } from '../src/auth/crypto.ts';
 import { mergeMetadata } from '../src/auth/request.ts';
 
@@ -12,13 +12,19 @@ const config = {
 describe('auth helpers', () => {
   it('accepts the RFC 7636 appendix B verifier and refuses another', () => {
     const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
-    expect(verifyCodeChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', challenge, 's256')).toBe(true);
-    expect(verifyCodeChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX', challenge, 's256')).toBe(false);
+    expect(
+      verifyCodeChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk', challenge, 's256'),
+    ).toBe(true);
+    expect(
+      verifyCodeChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX', challenge, 's256'),
+    ).toBe(false);
   });
 
   it('hashes an e-mail OTP as hex SHA-224 of address and code, as GoTrue does', () => {
     expect(hashEmailOtp('a@example.com', '123456')).toMatch(/^[0-9a-f]{56}$/);
-    expect(hashEmailOtp('a@example.com', '123456')).not.toBe(hashEmailOtp('b@example.com', '123456'));
+    expect(hashEmailOtp('a@example.com', '123456')).not.toBe(
+      hashEmailOtp('b@example.com', '123456'),
+    );
   });
 
   it('generates numeric OTPs of the configured length', () => {
@@ -45,10 +51,17 @@ describe('auth helpers', () => {
   it('renders the 2024-01-01 error shape only when the client asks for it', async () => {
     const error = new AuthError(400, 'invalid_credentials', 'Invalid login credentials');
     const versioned = renderAuthError(error, '2024-01-01');
-    expect(await versioned.json()).toEqual({ code: 'invalid_credentials', message: 'Invalid login credentials' });
+    expect(await versioned.json()).toEqual({
+      code: 'invalid_credentials',
+      message: 'Invalid login credentials',
+    });
     expect(versioned.headers.get('x-supabase-api-version')).toBe('2024-01-01');
     const legacy = renderAuthError(error, undefined);
-    expect(await legacy.json()).toEqual({ code: 400, error_code: 'invalid_credentials', msg: 'Invalid login credentials' });
+    expect(await legacy.json()).toEqual({
+      code: 400,
+      error_code: 'invalid_credentials',
+      msg: 'Invalid login credentials',
+    });
     expect(legacy.headers.get('x-sb-error-code')).toBe('invalid_credentials');
   });
 });

@@ -1,9 +1,14 @@
 // supabase-js auth and admin APIs against the stack's GoTrue-compatible service.
 import { createHash, randomBytes } from 'node:crypto';
-import { readMailbox } from '../src/index.ts';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFor, type FixtureStack, startFixtureStack, uniqueEmail } from './helpers/fixture-stack.ts';
+import { readMailbox } from '../src/index.ts';
+import {
+  clientFor,
+  type FixtureStack,
+  startFixtureStack,
+  uniqueEmail,
+} from './helpers/fixture-stack.ts';
 
 let fixture: FixtureStack;
 let admin: SupabaseClient;
@@ -38,9 +43,27 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
       user_metadata: { display_name: 'Ann' },
       is_anonymous: false,
     });
-    expect(data.user?.identities?.[0]).toMatchObject({ provider: 'email', identity_data: { email, email_verified: true } });
+    expect(data.user?.identities?.[0]).toMatchObject({
+      provider: 'email',
+      identity_data: { email, email_verified: true },
+    });
     const claims = decodeClaims(data.session?.access_token as string);
-    for (const claim of ['iss', 'sub', 'aud', 'exp', 'iat', 'email', 'phone', 'app_metadata', 'user_metadata', 'role', 'aal', 'amr', 'session_id', 'is_anonymous']) {
+    for (const claim of [
+      'iss',
+      'sub',
+      'aud',
+      'exp',
+      'iat',
+      'email',
+      'phone',
+      'app_metadata',
+      'user_metadata',
+      'role',
+      'aal',
+      'amr',
+      'session_id',
+      'is_anonymous',
+    ]) {
       expect(claims).toHaveProperty(claim);
     }
     expect(claims.iss).toBe(`${fixture.stack.apiUrl}/auth/v1`);
@@ -54,8 +77,15 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
     const duplicate = await client.auth.signUp({ email, password: 'long-enough-1' });
     expect(duplicate.error).toMatchObject({ status: 422, code: 'user_already_exists' });
     const weak = await client.auth.signUp({ email: uniqueEmail(), password: '123' });
-    expect(weak.error).toMatchObject({ status: 422, code: 'weak_password', name: 'AuthWeakPasswordError' });
-    const malformed = await client.auth.signUp({ email: 'not-an-address', password: 'long-enough-1' });
+    expect(weak.error).toMatchObject({
+      status: 422,
+      code: 'weak_password',
+      name: 'AuthWeakPasswordError',
+    });
+    const malformed = await client.auth.signUp({
+      email: 'not-an-address',
+      password: 'long-enough-1',
+    });
     expect(malformed.error).toMatchObject({ status: 400, code: 'validation_failed' });
   });
 
@@ -64,8 +94,15 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
     await clientFor(fixture.stack).auth.signUp({ email, password: 'right-password-1' });
     const client = clientFor(fixture.stack);
     const wrong = await client.auth.signInWithPassword({ email, password: 'wrong-password-1' });
-    expect(wrong.error).toMatchObject({ status: 400, code: 'invalid_credentials', message: 'Invalid login credentials' });
-    const unknown = await client.auth.signInWithPassword({ email: uniqueEmail(), password: 'right-password-1' });
+    expect(wrong.error).toMatchObject({
+      status: 400,
+      code: 'invalid_credentials',
+      message: 'Invalid login credentials',
+    });
+    const unknown = await client.auth.signInWithPassword({
+      email: uniqueEmail(),
+      password: 'right-password-1',
+    });
     expect(unknown.error).toMatchObject({ status: 400, code: 'invalid_credentials' });
     const signedIn = await client.auth.signInWithPassword({ email, password: 'right-password-1' });
     expect(signedIn.error).toBeNull();
@@ -78,36 +115,49 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
     const email = uniqueEmail();
     const client = clientFor(fixture.stack);
     const first = (await client.auth.signUp({ email, password: 'rotate-me-123' })).data.session;
-    const second = (await client.auth.refreshSession({ refresh_token: first?.refresh_token as string })).data.session;
+    const second = (
+      await client.auth.refreshSession({ refresh_token: first?.refresh_token as string })
+    ).data.session;
     expect(second?.refresh_token).toBeTruthy();
     expect(second?.refresh_token).not.toBe(first?.refresh_token);
-    expect(decodeClaims(second?.access_token as string).session_id).toBe(decodeClaims(first?.access_token as string).session_id);
-    const third = (await client.auth.refreshSession({ refresh_token: second?.refresh_token as string })).data.session;
+    expect(decodeClaims(second?.access_token as string).session_id).toBe(
+      decodeClaims(first?.access_token as string).session_id,
+    );
+    const third = (
+      await client.auth.refreshSession({ refresh_token: second?.refresh_token as string })
+    ).data.session;
     expect(third?.refresh_token).toBeTruthy();
     // The first token's successor was rotated too: presenting it now is a replay.
-    const replay = await clientFor(fixture.stack).auth.refreshSession({ refresh_token: first?.refresh_token as string });
+    const replay = await clientFor(fixture.stack).auth.refreshSession({
+      refresh_token: first?.refresh_token as string,
+    });
     expect(replay.error).toMatchObject({ status: 400, code: 'refresh_token_already_used' });
     // Reuse detection revoked the whole family, including the newest token.
-    const afterReplay = await clientFor(fixture.stack).auth.refreshSession({ refresh_token: third?.refresh_token as string });
+    const afterReplay = await clientFor(fixture.stack).auth.refreshSession({
+      refresh_token: third?.refresh_token as string,
+    });
     expect(afterReplay.error).toMatchObject({ status: 400, code: 'refresh_token_already_used' });
   });
 
   it('answers a retried refresh of the just-rotated token with the same successor', async () => {
     const client = clientFor(fixture.stack);
-    const first = (await client.auth.signUp({ email: uniqueEmail(), password: 'retry-me-123' })).data.session;
+    const first = (await client.auth.signUp({ email: uniqueEmail(), password: 'retry-me-123' }))
+      .data.session;
     const refresh = (token: string) =>
       fetch(`${fixture.stack.apiUrl}/auth/v1/token?grant_type=refresh_token`, {
         method: 'POST',
         headers: { apikey: fixture.stack.keys.publishableKey, 'content-type': 'application/json' },
         body: JSON.stringify({ refresh_token: token }),
-      }).then((response) => response.json());
+      }).then((response) => response.json() as Promise<{ refresh_token: string }>);
     const a = await refresh(first?.refresh_token as string);
     const b = await refresh(first?.refresh_token as string);
     expect(b.refresh_token).toBe(a.refresh_token);
   });
 
   it('refuses an unknown refresh token', async () => {
-    const { error } = await clientFor(fixture.stack).auth.refreshSession({ refresh_token: 'not-a-token' });
+    const { error } = await clientFor(fixture.stack).auth.refreshSession({
+      refresh_token: 'not-a-token',
+    });
     expect(error).toMatchObject({ status: 400, code: 'refresh_token_not_found' });
   });
 
@@ -117,24 +167,42 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
     const session = (await client.auth.signUp({ email, password: 'sign-out-123' })).data.session;
     expect((await client.auth.signOut()).error).toBeNull();
     const response = await fetch(`${fixture.stack.apiUrl}/auth/v1/user`, {
-      headers: { apikey: fixture.stack.keys.publishableKey, Authorization: `Bearer ${session?.access_token}` },
+      headers: {
+        apikey: fixture.stack.keys.publishableKey,
+        Authorization: `Bearer ${session?.access_token}`,
+      },
     });
     expect(response.status).toBe(403);
     expect(response.headers.get('x-sb-error-code')).toBe('session_not_found');
-    const refresh = await clientFor(fixture.stack).auth.refreshSession({ refresh_token: session?.refresh_token as string });
+    const refresh = await clientFor(fixture.stack).auth.refreshSession({
+      refresh_token: session?.refresh_token as string,
+    });
     expect(refresh.error?.status).toBe(400);
   });
 
   it('updates the password and metadata of the signed-in user', async () => {
     const email = uniqueEmail();
     const client = clientFor(fixture.stack);
-    await client.auth.signUp({ email, password: 'old-password-1', options: { data: { a: 1, b: 2 } } });
-    const { data, error } = await client.auth.updateUser({ password: 'new-password-1', data: { b: null, c: 3 } });
+    await client.auth.signUp({
+      email,
+      password: 'old-password-1',
+      options: { data: { a: 1, b: 2 } },
+    });
+    const { data, error } = await client.auth.updateUser({
+      password: 'new-password-1',
+      data: { b: null, c: 3 },
+    });
     expect(error).toBeNull();
     expect(data.user?.user_metadata).toEqual({ a: 1, c: 3 });
-    const old = await clientFor(fixture.stack).auth.signInWithPassword({ email, password: 'old-password-1' });
+    const old = await clientFor(fixture.stack).auth.signInWithPassword({
+      email,
+      password: 'old-password-1',
+    });
     expect(old.error?.code).toBe('invalid_credentials');
-    const fresh = await clientFor(fixture.stack).auth.signInWithPassword({ email, password: 'new-password-1' });
+    const fresh = await clientFor(fixture.stack).auth.signInWithPassword({
+      email,
+      password: 'new-password-1',
+    });
     expect(fresh.error).toBeNull();
   });
 
@@ -160,11 +228,19 @@ describe('e-mail one-time codes and links', () => {
     expect(message?.otp).toMatch(/^\d{6}$/);
     const wrong = await client.auth.verifyOtp({ email, token: '000000', type: 'email' });
     expect(wrong.error).toMatchObject({ status: 403, code: 'otp_expired' });
-    const { data, error } = await client.auth.verifyOtp({ email, token: message?.otp as string, type: 'email' });
+    const { data, error } = await client.auth.verifyOtp({
+      email,
+      token: message?.otp as string,
+      type: 'email',
+    });
     expect(error).toBeNull();
     expect(data.session?.user.email).toBe(email);
     expect(data.user?.email_confirmed_at).toBeTruthy();
-    const again = await clientFor(fixture.stack).auth.verifyOtp({ email, token: message?.otp as string, type: 'email' });
+    const again = await clientFor(fixture.stack).auth.verifyOtp({
+      email,
+      token: message?.otp as string,
+      type: 'email',
+    });
     expect(again.error?.code).toBe('otp_expired');
   });
 
@@ -180,7 +256,9 @@ describe('e-mail one-time codes and links', () => {
     expect(fragment.get('token_type')).toBe('bearer');
     expect(decodeClaims(fragment.get('access_token') as string).email).toBe(email);
     const reused = await fetch(message?.actionLink as string, { redirect: 'manual' });
-    const reusedFragment = new URLSearchParams(new URL(reused.headers.get('location') as string).hash.slice(1));
+    const reusedFragment = new URLSearchParams(
+      new URL(reused.headers.get('location') as string).hash.slice(1),
+    );
     expect(reusedFragment.get('error')).toBe('access_denied');
     expect(reusedFragment.get('error_code')).toBe('otp_expired');
   });
@@ -197,7 +275,9 @@ describe('e-mail one-time codes and links', () => {
     expect(otp.status).toBe(200);
     const [message] = readMailbox(fixture.stack.mailboxDir, email);
     const followed = await fetch(message?.actionLink as string, { redirect: 'manual' });
-    const code = new URL(followed.headers.get('location') as string).searchParams.get('code') as string;
+    const code = new URL(followed.headers.get('location') as string).searchParams.get(
+      'code',
+    ) as string;
     expect(code).toBeTruthy();
     const exchange = (body: object) =>
       fetch(`${fixture.stack.apiUrl}/auth/v1/token?grant_type=pkce`, {
@@ -207,7 +287,11 @@ describe('e-mail one-time codes and links', () => {
       });
     const wrongVerifier = await exchange({ auth_code: code, code_verifier: `${verifier}x` });
     expect(wrongVerifier.status).toBe(403);
-    const session = await (await exchange({ auth_code: code, code_verifier: verifier })).json();
+    const session = (await (
+      await exchange({ auth_code: code, code_verifier: verifier })
+    ).json()) as {
+      user: { email: string };
+    };
     expect(session.user.email).toBe(email);
     const replay = await exchange({ auth_code: code, code_verifier: verifier });
     expect(replay.status).toBe(404);
@@ -234,7 +318,10 @@ describe('admin API', () => {
       await admin.auth.admin.createUser({ email: uniqueEmail('paged'), password: 'paged-user-1' });
     }
     const response = await fetch(`${fixture.stack.apiUrl}/auth/v1/admin/users?page=1&per_page=2`, {
-      headers: { apikey: fixture.stack.keys.secretKey, Authorization: `Bearer ${fixture.stack.keys.secretKey}` },
+      headers: {
+        apikey: fixture.stack.keys.secretKey,
+        Authorization: `Bearer ${fixture.stack.keys.secretKey}`,
+      },
     });
     const total = Number(response.headers.get('x-total-count'));
     expect(total).toBeGreaterThanOrEqual(4);
@@ -248,15 +335,28 @@ describe('admin API', () => {
 
   it('gets, updates and deletes a user by id', async () => {
     const email = uniqueEmail('crud');
-    const { data } = await admin.auth.admin.createUser({ email, password: 'crud-user-1', email_confirm: true });
+    const { data } = await admin.auth.admin.createUser({
+      email,
+      password: 'crud-user-1',
+      email_confirm: true,
+    });
     const id = data.user?.id as string;
     expect((await admin.auth.admin.getUserById(id)).data.user?.email).toBe(email);
-    const updated = await admin.auth.admin.updateUserById(id, { user_metadata: { team: 'blue' }, ban_duration: '1h' });
+    const updated = await admin.auth.admin.updateUserById(id, {
+      user_metadata: { team: 'blue' },
+      ban_duration: '1h',
+    });
     expect(updated.data.user?.user_metadata).toEqual({ team: 'blue' });
-    const banned = await clientFor(fixture.stack).auth.signInWithPassword({ email, password: 'crud-user-1' });
+    const banned = await clientFor(fixture.stack).auth.signInWithPassword({
+      email,
+      password: 'crud-user-1',
+    });
     expect(banned.error).toMatchObject({ code: 'user_banned' });
     expect((await admin.auth.admin.deleteUser(id)).error).toBeNull();
-    expect((await admin.auth.admin.getUserById(id)).error).toMatchObject({ status: 404, code: 'user_not_found' });
+    expect((await admin.auth.admin.getUserById(id)).error).toMatchObject({
+      status: 404,
+      code: 'user_not_found',
+    });
   });
 
   it('refuses a second user with the same address', async () => {
@@ -271,10 +371,18 @@ describe('admin API', () => {
     await admin.auth.admin.createUser({ email, password: 'generated-1', email_confirm: true });
     const { data, error } = await admin.auth.admin.generateLink({ type: 'magiclink', email });
     expect(error).toBeNull();
-    expect(data.properties).toMatchObject({ verification_type: 'magiclink', email_otp: expect.stringMatching(/^\d{6}$/) });
-    expect(data.properties.action_link).toContain(`/auth/v1/verify?token=${data.properties.hashed_token}`);
+    expect(data.properties).toMatchObject({
+      verification_type: 'magiclink',
+      email_otp: expect.stringMatching(/^\d{6}$/),
+    });
+    expect(data.properties?.action_link).toContain(
+      `/auth/v1/verify?token=${data.properties?.hashed_token}`,
+    );
     const client = clientFor(fixture.stack);
-    const verified = await client.auth.verifyOtp({ token_hash: data.properties.hashed_token, type: 'magiclink' });
+    const verified = await client.auth.verifyOtp({
+      token_hash: data.properties?.hashed_token as string,
+      type: 'magiclink',
+    });
     expect(verified.error).toBeNull();
     expect(verified.data.session?.user.email).toBe(email);
     // The session works against REST under RLS.
@@ -283,22 +391,36 @@ describe('admin API', () => {
   });
 
   it('generates a recovery link only for an existing user', async () => {
-    const missing = await admin.auth.admin.generateLink({ type: 'recovery', email: uniqueEmail('nobody') });
+    const missing = await admin.auth.admin.generateLink({
+      type: 'recovery',
+      email: uniqueEmail('nobody'),
+    });
     expect(missing.error).toMatchObject({ status: 404, code: 'user_not_found' });
   });
 });
 
 describe('service endpoints', () => {
   it('serves /health and /settings', async () => {
-    const health = await (await fetch(`${fixture.stack.apiUrl}/auth/v1/health`)).json();
+    const health = (await (await fetch(`${fixture.stack.apiUrl}/auth/v1/health`)).json()) as {
+      name: string;
+    };
     expect(health.name).toBe('GoTrue');
     const settings = await (await fetch(`${fixture.stack.apiUrl}/auth/v1/settings`)).json();
-    expect(settings).toMatchObject({ mailer_autoconfirm: true, disable_signup: false, external: { email: true } });
+    expect(settings).toMatchObject({
+      mailer_autoconfirm: true,
+      disable_signup: false,
+      external: { email: true },
+    });
   });
 
   it('accepts the well-known legacy anon key as supabase-js does', async () => {
-    const legacy = createClient(fixture.stack.apiUrl, fixture.stack.keys.anonKey, { auth: { persistSession: false } });
-    const { data, error } = await legacy.auth.signUp({ email: uniqueEmail('legacy'), password: 'legacy-key-1' });
+    const legacy = createClient(fixture.stack.apiUrl, fixture.stack.keys.anonKey, {
+      auth: { persistSession: false },
+    });
+    const { data, error } = await legacy.auth.signUp({
+      email: uniqueEmail('legacy'),
+      password: 'legacy-key-1',
+    });
     expect(error).toBeNull();
     expect(data.session).toBeTruthy();
   });

@@ -49,7 +49,9 @@ describe('REST credentials (001 §5.3)', () => {
 
 describe('Kong authorization translation', () => {
   it('keeps a JWT already in Authorization', () => {
-    expect(translateAuthorization(keys.publishableKey, `Bearer ${USER_TOKEN}`, keys)).toBe(`Bearer ${USER_TOKEN}`);
+    expect(translateAuthorization(keys.publishableKey, `Bearer ${USER_TOKEN}`, keys)).toBe(
+      `Bearer ${USER_TOKEN}`,
+    );
   });
 
   it('replaces an sb_ bearer with the JWT of the apikey', () => {

@@ -1,7 +1,12 @@
 // supabase-js against stock PostgREST behind the gateway, on the fixture schema.
 import type { SupabaseClient } from '@supabase/supabase-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientFor, type FixtureStack, startFixtureStack, uniqueEmail } from './helpers/fixture-stack.ts';
+import {
+  clientFor,
+  type FixtureStack,
+  startFixtureStack,
+  uniqueEmail,
+} from './helpers/fixture-stack.ts';
 
 let fixture: FixtureStack;
 let alice: SupabaseClient;
@@ -55,20 +60,36 @@ describe('REST through the gateway with supabase-js', () => {
   it('filters with eq, neq, in, like, ilike and is', async () => {
     const eq = await alice.from('todos').select('title').eq('title', 'task 03');
     expect(eq.data).toEqual([{ title: 'task 03' }]);
-    const neq = await alice.from('todos').select('id', { count: 'exact', head: true }).neq('done', true);
+    const neq = await alice
+      .from('todos')
+      .select('id', { count: 'exact', head: true })
+      .neq('done', true);
     expect(neq.count).toBe(8);
-    const inList = await alice.from('todos').select('title').in('title', ['task 01', 'task 02']).order('title');
+    const inList = await alice
+      .from('todos')
+      .select('title')
+      .in('title', ['task 01', 'task 02'])
+      .order('title');
     expect(inList.data).toEqual([{ title: 'task 01' }, { title: 'task 02' }]);
     const like = await alice.from('todos').select('title').like('title', 'task 1%').order('title');
     expect(like.data?.map((row) => row.title)).toEqual(['task 10', 'task 11']);
-    const ilike = await alice.from('todos').select('title').ilike('title', 'TASK 0_').order('title').limit(2);
+    const ilike = await alice
+      .from('todos')
+      .select('title')
+      .ilike('title', 'TASK 0_')
+      .order('title')
+      .limit(2);
     expect(ilike.data?.map((row) => row.title)).toEqual(['task 00', 'task 01']);
     const isNull = await alice.from('todos').select('id').is('owner_id', null);
     expect(isNull.data).toEqual([]);
   });
 
   it('inserts, updates, upserts and deletes with return=representation', async () => {
-    const inserted = await alice.from('todos').insert({ title: 'write tests' }).select('id, title, done').single();
+    const inserted = await alice
+      .from('todos')
+      .insert({ title: 'write tests' })
+      .select('id, title, done')
+      .single();
     expect(inserted.status).toBe(201);
     expect(inserted.data).toMatchObject({ title: 'write tests', done: false });
     const id = inserted.data?.id as number;
@@ -79,7 +100,12 @@ describe('REST through the gateway with supabase-js', () => {
 
     const upserted = await alice
       .from('todos')
-      .upsert({ id, title: 'write more tests', done: false, owner_id: (await alice.auth.getUser()).data.user?.id })
+      .upsert({
+        id,
+        title: 'write more tests',
+        done: false,
+        owner_id: (await alice.auth.getUser()).data.user?.id,
+      })
       .select('title, done');
     expect(upserted.error).toBeNull();
     expect(upserted.data).toEqual([{ title: 'write more tests', done: false }]);
@@ -124,7 +150,11 @@ describe('REST through the gateway with supabase-js', () => {
   });
 
   it('answers .single() on zero rows with 406 PGRST116', async () => {
-    const { error, status } = await alice.from('todos').select('id').eq('title', 'no such').single();
+    const { error, status } = await alice
+      .from('todos')
+      .select('id')
+      .eq('title', 'no such')
+      .single();
     expect(status).toBe(406);
     expect(error?.code).toBe('PGRST116');
   });
@@ -148,7 +178,9 @@ describe('the two-header rule for access tokens (001 §5.3)', () => {
   const url = () => `${fixture.stack.apiUrl}/rest/v1/todos?select=id&limit=1`;
 
   it('accepts the access token in both Authorization and apikey', async () => {
-    const response = await fetch(url(), { headers: { apikey: aliceToken, Authorization: `Bearer ${aliceToken}` } });
+    const response = await fetch(url(), {
+      headers: { apikey: aliceToken, Authorization: `Bearer ${aliceToken}` },
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toHaveLength(1);
   });
@@ -162,15 +194,17 @@ describe('the two-header rule for access tokens (001 §5.3)', () => {
   it('refuses the access token in apikey only', async () => {
     const response = await fetch(url(), { headers: { apikey: aliceToken } });
     expect(response.status).toBe(401);
-    const body = await response.json();
+    const body = (await response.json()) as { message: string };
     expect(body.message).toMatch(/both the Authorization and apikey/);
   });
 
   it('refuses a tampered token even when both headers carry it', async () => {
     const tampered = `${aliceToken.slice(0, -4)}AAAA`;
-    const response = await fetch(url(), { headers: { apikey: tampered, Authorization: `Bearer ${tampered}` } });
+    const response = await fetch(url(), {
+      headers: { apikey: tampered, Authorization: `Bearer ${tampered}` },
+    });
     expect(response.status).toBe(401);
-    expect((await response.json()).code).toBe('PGRST301');
+    expect(((await response.json()) as { code: string }).code).toBe('PGRST301');
   });
 });
 

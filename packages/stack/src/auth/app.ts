@@ -49,7 +49,11 @@ export function createAuthApp(context: AuthContext, logger: Logger): Hono {
     if (error instanceof AuthError) return renderAuthError(error, version);
     logger.error({ err: error, path: c.req.path }, 'unexpected failure');
     return renderAuthError(
-      new AuthError(500, 'unexpected_failure', 'Unexpected failure, please check server logs for more information'),
+      new AuthError(
+        500,
+        'unexpected_failure',
+        'Unexpected failure, please check server logs for more information',
+      ),
       version,
     );
   });

@@ -47,8 +47,15 @@ export function authConfigFrom(
 
 /** GoTrue's glob (gobwas/glob with separators `.` and `/`): `*` stays within a label. */
 function globToRegExp(pattern: string): RegExp {
-  const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
-  const body = escaped.replace(/\*\*/g, '\u0000').replace(/\*/g, '[^./]*').replace(/\u0000/g, '.*');
+  const body = pattern
+    .split('**')
+    .map((part) =>
+      part
+        .split('*')
+        .map((literal) => literal.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[^./]*'),
+    )
+    .join('.*');
   return new RegExp(`^${body}$`);
 }
 

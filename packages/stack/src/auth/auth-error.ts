@@ -57,9 +57,7 @@ export const authErrors = {
     new AuthError(403, 'session_not_found', 'Session from session_id claim in JWT does not exist'),
   userNotFound: () => new AuthError(404, 'user_not_found', 'User not found'),
   validation: (message: string) => new AuthError(400, 'validation_failed', message),
-  badJson: () =>
-    new AuthError(400, 'bad_json', 'Could not parse request body as JSON'),
-  invalidCredentials: () =>
-    new AuthError(400, 'invalid_credentials', 'Invalid login credentials'),
+  badJson: () => new AuthError(400, 'bad_json', 'Could not parse request body as JSON'),
+  invalidCredentials: () => new AuthError(400, 'invalid_credentials', 'Invalid login credentials'),
   otpExpired: () => new AuthError(403, 'otp_expired', 'Token has expired or is invalid'),
 };

@@ -1,7 +1,7 @@
 // Token material of the auth service: access-token JWTs with GoTrue's claims, random refresh
 // tokens and codes, e-mail OTPs, and the hashes GoTrue stores instead of raw tokens.
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
-import { jwtVerify, type JWTPayload, SignJWT } from 'jose';
+import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
 
 export interface AccessTokenClaims extends JWTPayload {
   sub: string;
@@ -76,7 +76,9 @@ export function generateOtp(length: number): string {
 
 /** GoTrue's GenerateTokenHash: hex SHA-224 of the address followed by the OTP. */
 export function hashEmailOtp(email: string, otp: string): string {
-  return createHash('sha224').update(email + otp).digest('hex');
+  return createHash('sha224')
+    .update(email + otp)
+    .digest('hex');
 }
 
 /** RFC 7636 §4.6 S256 (or plain) check of a PKCE verifier against the stored challenge. */

@@ -1,17 +1,25 @@
 // E-mail one-time tokens: an OTP the user can type and, in the link, its hash. Only the hash is
 // stored (in the user's token column and in auth.one_time_tokens, as GoTrue keeps both).
 import { randomUUID } from 'node:crypto';
-import { AuthError, authErrors } from './auth-error.ts';
 import type { AuthContext } from './auth-context.ts';
+import { AuthError, authErrors } from './auth-error.ts';
 import { generateOtp, hashEmailOtp } from './crypto.ts';
 import type { MailKind } from './mailbox.ts';
 import type { Queryable, UserRow } from './users.ts';
 
 /** Where each kind of token lives: GoTrue reuses the recovery token for magic links. */
 const SLOTS = {
-  confirmation: { column: 'confirmation_token', sentAt: 'confirmation_sent_at', type: 'confirmation_token' },
+  confirmation: {
+    column: 'confirmation_token',
+    sentAt: 'confirmation_sent_at',
+    type: 'confirmation_token',
+  },
   recovery: { column: 'recovery_token', sentAt: 'recovery_sent_at', type: 'recovery_token' },
-  email_change: { column: 'email_change_token_new', sentAt: 'email_change_sent_at', type: 'email_change_token_new' },
+  email_change: {
+    column: 'email_change_token_new',
+    sentAt: 'email_change_sent_at',
+    type: 'email_change_token_new',
+  },
 } as const;
 
 type Slot = keyof typeof SLOTS;
@@ -70,10 +78,10 @@ export async function issueEmailToken(
   const otp = generateOtp(context.config.otpLength);
   const hashedToken = hashEmailOtp(address, otp);
   const { column, sentAt, type } = SLOTS[slot];
-  await db.query(`update auth.users set ${column} = $2, ${sentAt} = now(), updated_at = now() where id = $1`, [
-    user.id,
-    hashedToken,
-  ]);
+  await db.query(
+    `update auth.users set ${column} = $2, ${sentAt} = now(), updated_at = now() where id = $1`,
+    [user.id, hashedToken],
+  );
   await db.query(
     `insert into auth.one_time_tokens (id, user_id, token_type, token_hash, relates_to)
      values ($1, $2, $3, $4, $5)
@@ -115,7 +123,10 @@ export async function matchEmailToken(
     const { column, sentAt } = SLOTS[slot];
     const relatesTo = slot === 'email_change' ? 'email_change' : 'email';
     const hash =
-      params.tokenHash ?? (params.email && params.otp ? hashEmailOtp(params.email.toLowerCase(), params.otp) : undefined);
+      params.tokenHash ??
+      (params.email && params.otp
+        ? hashEmailOtp(params.email.toLowerCase(), params.otp)
+        : undefined);
     if (!hash) continue;
     const { rows } = await db.query<UserRow>(
       `select * from auth.users where ${column} = $1 and ${column} <> ''
@@ -125,7 +136,8 @@ export async function matchEmailToken(
     const user = rows[0];
     if (!user) continue;
     const sent = user[sentAt];
-    if (!sent || Date.now() - sent.getTime() > context.config.otpExpirySeconds * 1000) throw failure();
+    if (!sent || Date.now() - sent.getTime() > context.config.otpExpirySeconds * 1000)
+      throw failure();
     return { user, slot, hash };
   }
   throw failure();

@@ -23,7 +23,11 @@ export async function startFlowState(
   if (!pkce.code_challenge) return;
   const challengeMethod = (pkce.code_challenge_method ?? 's256').toLowerCase();
   if (challengeMethod !== 's256' && challengeMethod !== 'plain') {
-    throw new AuthError(400, 'validation_failed', 'Code challenge method must be one of s256 or plain');
+    throw new AuthError(
+      400,
+      'validation_failed',
+      'Code challenge method must be one of s256 or plain',
+    );
   }
   await db.query(
     `insert into auth.flow_state (id, user_id, auth_code, code_challenge_method, code_challenge,
@@ -58,20 +62,34 @@ export async function redeemAuthCode(
     code_challenge_method: 's256' | 'plain';
     authentication_method: string;
     auth_code_issued_at: Date | null;
-  }>('select * from auth.flow_state where auth_code = $1 and auth_code_issued_at is not null', [authCode]);
+  }>('select * from auth.flow_state where auth_code = $1 and auth_code_issued_at is not null', [
+    authCode,
+  ]);
   const flow = rows[0];
   if (!flow) {
-    throw new AuthError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
+    throw new AuthError(
+      404,
+      'flow_state_not_found',
+      'invalid flow state, no valid flow state found',
+    );
   }
   if (Date.now() - (flow.auth_code_issued_at as Date).getTime() > AUTH_CODE_LIFETIME_MS) {
     throw new AuthError(400, 'flow_state_expired', 'invalid flow state, flow state has expired');
   }
   if (!verifyCodeChallenge(verifier, flow.code_challenge, flow.code_challenge_method)) {
-    throw new AuthError(403, 'bad_code_verifier', 'code challenge does not match previously saved code verifier');
+    throw new AuthError(
+      403,
+      'bad_code_verifier',
+      'code challenge does not match previously saved code verifier',
+    );
   }
   const deleted = await pool.query('delete from auth.flow_state where id = $1', [flow.id]);
   if (deleted.rowCount !== 1) {
-    throw new AuthError(404, 'flow_state_not_found', 'invalid flow state, no valid flow state found');
+    throw new AuthError(
+      404,
+      'flow_state_not_found',
+      'invalid flow state, no valid flow state found',
+    );
   }
   return { userId: flow.user_id, method: flow.authentication_method };
 }

@@ -36,7 +36,13 @@ export class Mailbox {
     mkdirSync(dir, { recursive: true });
   }
 
-  deliver(to: string, kind: MailKind, otp: string, tokenHash: string, actionLink: string): MailMessage {
+  deliver(
+    to: string,
+    kind: MailKind,
+    otp: string,
+    tokenHash: string,
+    actionLink: string,
+  ): MailMessage {
     const sentAt = new Date().toISOString();
     const message: MailMessage = {
       id: randomUUID(),

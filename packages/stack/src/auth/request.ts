@@ -31,7 +31,10 @@ export async function readBody<T extends z.ZodType>(c: Context, schema: T): Prom
   return result.data;
 }
 
-export async function readBearerClaims(c: Context, context: AuthContext): Promise<AccessTokenClaims> {
+export async function readBearerClaims(
+  c: Context,
+  context: AuthContext,
+): Promise<AccessTokenClaims> {
   const header = c.req.header('Authorization') ?? '';
   const match = /^Bearer\s+(\S+)$/i.exec(header);
   if (!match?.[1]) throw authErrors.noAuthorization();
@@ -51,12 +54,15 @@ export interface SignedInUser {
 /** The user behind a user access token whose session still exists (GoTrue requireAuthentication). */
 export async function requireSignedInUser(c: Context, context: AuthContext): Promise<SignedInUser> {
   const claims = await readBearerClaims(c, context);
-  const user = claims.sub ? await findUserById(context.pool, claims.sub).catch(() => undefined) : undefined;
+  const user = claims.sub
+    ? await findUserById(context.pool, claims.sub).catch(() => undefined)
+    : undefined;
   if (!user || user.deleted_at) {
     throw new AuthError(403, 'user_not_found', 'User from sub claim in JWT does not exist');
   }
   const sessionId = claims.session_id ?? '';
-  if (!sessionId || !(await findSession(context.pool, sessionId))) throw authErrors.sessionNotFound();
+  if (!sessionId || !(await findSession(context.pool, sessionId)))
+    throw authErrors.sessionNotFound();
   return { user, claims, sessionId };
 }
 
@@ -78,9 +84,14 @@ export const metadataSchema = z.record(z.string(), z.unknown());
 export function assertPasswordStrength(context: AuthContext, password: string) {
   const minimum = context.config.minimumPasswordLength;
   if (password.length < minimum) {
-    throw new AuthError(422, 'weak_password', `Password should be at least ${minimum} characters.`, {
-      weak_password: { reasons: ['length'] },
-    });
+    throw new AuthError(
+      422,
+      'weak_password',
+      `Password should be at least ${minimum} characters.`,
+      {
+        weak_password: { reasons: ['length'] },
+      },
+    );
   }
 }
 

@@ -3,8 +3,8 @@
 import bcrypt from 'bcryptjs';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AuthContext } from './auth-context.ts';
 import { resolveRedirect } from './auth-config.ts';
+import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
 import { issueEmailToken } from './email-tokens.ts';
 import type { MailKind } from './mailbox.ts';
@@ -35,7 +35,15 @@ const banDurationSchema = z
 function banUntil(duration: string | undefined): Date | null | undefined {
   if (duration === undefined) return undefined;
   if (duration === 'none') return null;
-  const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1e3, m: 6e4, h: 3.6e6 };
+  const unitMs: Record<string, number> = {
+    ns: 1e-6,
+    us: 1e-3,
+    µs: 1e-3,
+    ms: 1,
+    s: 1e3,
+    m: 6e4,
+    h: 3.6e6,
+  };
   let total = 0;
   for (const [, amount, unit] of duration.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) {
     total += Number(amount) * (unitMs[unit as string] ?? 0);
@@ -58,7 +66,14 @@ const createSchema = z.object({
 const updateSchema = createSchema.omit({ id: true });
 
 const generateLinkSchema = z.object({
-  type: z.enum(['signup', 'magiclink', 'recovery', 'invite', 'email_change_current', 'email_change_new']),
+  type: z.enum([
+    'signup',
+    'magiclink',
+    'recovery',
+    'invite',
+    'email_change_current',
+    'email_change_new',
+  ]),
   email: emailSchema,
   new_email: emailSchema.optional(),
   password: z.string().optional(),
@@ -120,7 +135,10 @@ export function adminRoutes(context: AuthContext) {
 
   app.get('/admin/users', async (c) => {
     const page = Math.max(1, Number.parseInt(c.req.query('page') ?? '1', 10) || 1);
-    const perPage = Math.min(1000, Math.max(1, Number.parseInt(c.req.query('per_page') ?? '50', 10) || 50));
+    const perPage = Math.min(
+      1000,
+      Math.max(1, Number.parseInt(c.req.query('per_page') ?? '50', 10) || 50),
+    );
     const total = await pool.query<{ count: string }>('select count(*) from auth.users');
     const { rows } = await pool.query<UserRow>(
       'select * from auth.users order by created_at desc, id limit $1 offset $2',
@@ -141,7 +159,8 @@ export function adminRoutes(context: AuthContext) {
 
   app.post('/admin/users', async (c) => {
     const body = await readBody(c, createSchema);
-    if (!body.email) throw authErrors.validation('Unable to validate email address: invalid format');
+    if (!body.email)
+      throw authErrors.validation('Unable to validate email address: invalid format');
     if (await findUserByEmail(pool, body.email)) throw emailExists();
     const user = await createUser({
       id: body.id,
@@ -174,13 +193,16 @@ export function adminRoutes(context: AuthContext) {
       columns.encrypted_password = await bcrypt.hash(body.password, BCRYPT_COST);
     }
     if (body.email_confirm && !user.email_confirmed_at) columns.email_confirmed_at = new Date();
-    if (body.user_metadata) columns.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data, body.user_metadata);
-    if (body.app_metadata) columns.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data, body.app_metadata);
+    if (body.user_metadata)
+      columns.raw_user_meta_data = mergeMetadata(user.raw_user_meta_data, body.user_metadata);
+    if (body.app_metadata)
+      columns.raw_app_meta_data = mergeMetadata(user.raw_app_meta_data, body.app_metadata);
     if (body.role) columns.role = body.role;
     const bannedUntil = banUntil(body.ban_duration);
     if (bannedUntil !== undefined) columns.banned_until = bannedUntil;
     if (Object.keys(columns).length > 0) user = await updateUserColumns(pool, user.id, columns);
-    if (user.email && user.email_confirmed_at) await markEmailIdentityVerified(pool, user.id, user.email);
+    if (user.email && user.email_confirmed_at)
+      await markEmailIdentityVerified(pool, user.id, user.email);
     // A ban ends the user's sessions at once, as GoTrue does.
     if (bannedUntil) await pool.query('delete from auth.sessions where user_id = $1', [user.id]);
     return c.json(await loadUserJson(pool, user));
@@ -214,12 +236,18 @@ export function adminRoutes(context: AuthContext) {
         if (user?.email_confirmed_at) throw emailExists();
         if (!body.password) throw authErrors.validation('Signup requires a valid password');
         if (!user) {
-          user = await createUser({ email: body.email, password: body.password, confirmed: false, userMetadata: body.data });
+          user = await createUser({
+            email: body.email,
+            password: body.password,
+            confirmed: false,
+            userMetadata: body.data,
+          });
         }
         kind = 'signup';
         break;
       case 'magiclink':
-        if (!user) user = await createUser({ email: body.email, confirmed: false, userMetadata: body.data });
+        if (!user)
+          user = await createUser({ email: body.email, confirmed: false, userMetadata: body.data });
         kind = 'magiclink';
         break;
       case 'recovery':
@@ -229,13 +257,19 @@ export function adminRoutes(context: AuthContext) {
       case 'invite':
         if (user?.email_confirmed_at) throw emailExists();
         if (!user) {
-          user = await createUser({ email: body.email, confirmed: false, invited: true, userMetadata: body.data });
+          user = await createUser({
+            email: body.email,
+            confirmed: false,
+            invited: true,
+            userMetadata: body.data,
+          });
         }
         kind = 'invite';
         break;
       default:
         if (!user) throw authErrors.userNotFound();
-        if (!body.new_email) throw authErrors.validation('The new email address provided is invalid');
+        if (!body.new_email)
+          throw authErrors.validation('The new email address provided is invalid');
         user = await updateUserColumns(pool, user.id, { email_change: body.new_email });
         address = body.new_email;
         kind = 'email_change';
@@ -256,7 +290,13 @@ export function adminRoutes(context: AuthContext) {
     const body = await readBody(c, inviteSchema);
     let user = await findUserByEmail(pool, body.email);
     if (user?.email_confirmed_at) throw emailExists();
-    if (!user) user = await createUser({ email: body.email, confirmed: false, invited: true, userMetadata: body.data });
+    if (!user)
+      user = await createUser({
+        email: body.email,
+        confirmed: false,
+        invited: true,
+        userMetadata: body.data,
+      });
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
     const token = await issueEmailToken(pool, context, user, 'invite', redirectTo);
     mailbox.deliver(body.email, 'invite', token.otp, token.hashedToken, token.actionLink);

@@ -1,17 +1,28 @@
 // E-mail flows: POST /otp (magic link and code), POST /recover, POST /resend, and /verify,
 // which accepts a typed code or a token hash (POST) or a followed link (GET, redirect).
 import { Hono } from 'hono';
+import type pg from 'pg';
 import { z } from 'zod';
-import type { AuthContext } from './auth-context.ts';
 import { resolveRedirect } from './auth-config.ts';
+import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
-import { consumeEmailToken, issueEmailToken, matchEmailToken, type VerificationMatch } from './email-tokens.ts';
+import {
+  consumeEmailToken,
+  issueEmailToken,
+  matchEmailToken,
+  type VerificationMatch,
+} from './email-tokens.ts';
 import { issueAuthCode, startFlowState } from './flow-state.ts';
 import type { MailKind } from './mailbox.ts';
 import { emailSchema, metadataSchema, readBody } from './request.ts';
 import { signIn } from './session-response.ts';
-import { findUserByEmail, insertUser, markEmailIdentityVerified, type UserRow, updateUserColumns } from './users.ts';
-import type pg from 'pg';
+import {
+  findUserByEmail,
+  insertUser,
+  markEmailIdentityVerified,
+  type UserRow,
+  updateUserColumns,
+} from './users.ts';
 
 const otpSchema = z.object({
   email: emailSchema.optional(),
@@ -79,13 +90,23 @@ export function emailRoutes(context: AuthContext) {
   const { pool, config, mailbox } = context;
 
   async function send(user: UserRow, kind: MailKind, redirectTo: string, address?: string) {
-    const token = await issueEmailToken(pool, context, user, kind, redirectTo, { address, rateLimited: true });
-    mailbox.deliver(address ?? user.email ?? '', kind, token.otp, token.hashedToken, token.actionLink);
+    const token = await issueEmailToken(pool, context, user, kind, redirectTo, {
+      address,
+      rateLimited: true,
+    });
+    mailbox.deliver(
+      address ?? user.email ?? '',
+      kind,
+      token.otp,
+      token.hashedToken,
+      token.actionLink,
+    );
   }
 
   app.post('/otp', async (c) => {
     const body = await readBody(c, otpSchema);
-    if (!body.email) throw new AuthError(400, 'phone_provider_disabled', 'Phone logins are disabled');
+    if (!body.email)
+      throw new AuthError(400, 'phone_provider_disabled', 'Phone logins are disabled');
     let user = await findUserByEmail(pool, body.email);
     if (!user) {
       if (!body.create_user || !config.signupEnabled) {
@@ -120,7 +141,8 @@ export function emailRoutes(context: AuthContext) {
     const body = await readBody(c, resendSchema);
     const user = await findUserByEmail(pool, body.email);
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
-    if (user && body.type === 'signup' && !user.email_confirmed_at) await send(user, 'signup', redirectTo);
+    if (user && body.type === 'signup' && !user.email_confirmed_at)
+      await send(user, 'signup', redirectTo);
     if (user && body.type === 'email_change' && user.email_change) {
       await send(user, 'email_change', redirectTo, user.email_change);
     }
@@ -134,7 +156,9 @@ export function emailRoutes(context: AuthContext) {
       throw authErrors.validation('Verify requires either a token or a token hash');
     }
     if (body.token && !body.email) {
-      throw authErrors.validation('Only an email address or phone number should be provided on verify');
+      throw authErrors.validation(
+        'Only an email address or phone number should be provided on verify',
+      );
     }
     const match = await matchEmailToken(pool, context, body.type, {
       tokenHash: body.token_hash,
@@ -151,10 +175,13 @@ export function emailRoutes(context: AuthContext) {
   app.get('/verify', async (c) => {
     const type = c.req.query('type') ?? '';
     if (!type) throw authErrors.validation('Verify requires a verification type');
-    if (!c.req.query('token')) throw authErrors.validation('Verify requires a token or a token hash');
+    if (!c.req.query('token'))
+      throw authErrors.validation('Verify requires a token or a token hash');
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
     try {
-      const match = await matchEmailToken(pool, context, type, { tokenHash: c.req.query('token') ?? '' });
+      const match = await matchEmailToken(pool, context, type, {
+        tokenHash: c.req.query('token') ?? '',
+      });
       const user = await applyVerification(pool, match);
       const code = await issueAuthCode(pool, user.id);
       if (code) {

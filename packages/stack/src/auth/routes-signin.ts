@@ -2,8 +2,8 @@
 import bcrypt from 'bcryptjs';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AuthContext } from './auth-context.ts';
 import { resolveRedirect } from './auth-config.ts';
+import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
 import { issueEmailToken } from './email-tokens.ts';
 import { redeemAuthCode, startFlowState } from './flow-state.ts';
@@ -75,7 +75,8 @@ export function signinRoutes(context: AuthContext) {
     if (!config.signupEnabled) {
       throw new AuthError(422, 'signup_disabled', 'Signups not allowed for this instance');
     }
-    if (!body.email) throw new AuthError(400, 'phone_provider_disabled', 'Phone signups are disabled');
+    if (!body.email)
+      throw new AuthError(400, 'phone_provider_disabled', 'Phone signups are disabled');
     if (!body.password) throw authErrors.validation('Signup requires a valid password');
     assertPasswordStrength(context, body.password);
     const passwordHash = await bcrypt.hash(body.password, BCRYPT_COST);
@@ -101,7 +102,9 @@ export function signinRoutes(context: AuthContext) {
     if (config.autoconfirm) return c.json(await signIn(pool, context, user, 'password', userAgent));
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
     await startFlowState(pool, user.id, 'email/signup', body);
-    const token = await issueEmailToken(pool, context, user, 'signup', redirectTo, { rateLimited: true });
+    const token = await issueEmailToken(pool, context, user, 'signup', redirectTo, {
+      rateLimited: true,
+    });
     context.mailbox.deliver(body.email, 'signup', token.otp, token.hashedToken, token.actionLink);
     const refreshed = (await findUserById(pool, user.id)) as UserRow;
     return c.json(await loadUserJson(pool, refreshed));
@@ -117,23 +120,32 @@ export function signinRoutes(context: AuthContext) {
       const matches =
         user?.encrypted_password && (await bcrypt.compare(body.password, user.encrypted_password));
       if (!user || !matches || user.deleted_at) throw authErrors.invalidCredentials();
-      if (!user.email_confirmed_at) throw new AuthError(400, 'email_not_confirmed', 'Email not confirmed');
+      if (!user.email_confirmed_at)
+        throw new AuthError(400, 'email_not_confirmed', 'Email not confirmed');
       assertUsable(user);
       return c.json(await signIn(pool, context, user, 'password', userAgent));
     }
     if (grantType === 'refresh_token') {
       const body = await readBody(c, refreshGrantSchema);
       if (!body.refresh_token) throw authErrors.validation('refresh_token required');
-      const rotation = await rotateRefreshToken(pool, body.refresh_token, config.refreshTokenReuseIntervalSeconds);
+      const rotation = await rotateRefreshToken(
+        pool,
+        body.refresh_token,
+        config.refreshTokenReuseIntervalSeconds,
+      );
       const user = await findUserById(pool, rotation.userId);
       if (!user || user.deleted_at) throw authErrors.userNotFound();
       assertUsable(user);
-      return c.json(await continueSession(pool, context, user, rotation.sessionId, rotation.refreshToken));
+      return c.json(
+        await continueSession(pool, context, user, rotation.sessionId, rotation.refreshToken),
+      );
     }
     if (grantType === 'pkce') {
       const body = await readBody(c, pkceGrantSchema);
       if (!body.auth_code || !body.code_verifier) {
-        throw authErrors.validation('invalid request: both auth code and code verifier should be non-empty');
+        throw authErrors.validation(
+          'invalid request: both auth code and code verifier should be non-empty',
+        );
       }
       const flow = await redeemAuthCode(pool, body.auth_code, body.code_verifier);
       const user = await findUserById(pool, flow.userId);

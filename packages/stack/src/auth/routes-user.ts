@@ -2,8 +2,8 @@
 import bcrypt from 'bcryptjs';
 import { Hono } from 'hono';
 import { z } from 'zod';
-import type { AuthContext } from './auth-context.ts';
 import { resolveRedirect } from './auth-config.ts';
+import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
 import { issueEmailToken } from './email-tokens.ts';
 import {
@@ -46,8 +46,15 @@ export function userRoutes(context: AuthContext) {
     let user: UserRow = current;
     if (body.password !== undefined) {
       assertPasswordStrength(context, body.password);
-      if (user.encrypted_password && (await bcrypt.compare(body.password, user.encrypted_password))) {
-        throw new AuthError(422, 'same_password', 'New password should be different from the old password.');
+      if (
+        user.encrypted_password &&
+        (await bcrypt.compare(body.password, user.encrypted_password))
+      ) {
+        throw new AuthError(
+          422,
+          'same_password',
+          'New password should be different from the old password.',
+        );
       }
       user = await updateUserColumns(pool, user.id, {
         encrypted_password: await bcrypt.hash(body.password, BCRYPT_COST),
@@ -61,10 +68,17 @@ export function userRoutes(context: AuthContext) {
     if (body.email && body.email !== user.email) {
       const taken = await findUserByEmail(pool, body.email);
       if (taken && taken.id !== user.id) {
-        throw new AuthError(422, 'email_exists', 'A user with this email address has already been registered');
+        throw new AuthError(
+          422,
+          'email_exists',
+          'A user with this email address has already been registered',
+        );
       }
       if (config.autoconfirm) {
-        user = await updateUserColumns(pool, user.id, { email: body.email, email_confirmed_at: new Date() });
+        user = await updateUserColumns(pool, user.id, {
+          email: body.email,
+          email_confirmed_at: new Date(),
+        });
         await markEmailIdentityVerified(pool, user.id, body.email);
       } else {
         user = await updateUserColumns(pool, user.id, { email_change: body.email });

@@ -27,7 +27,10 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
     max: 10,
   });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
-  const app = createAuthApp({ pool, config: options.config, mailbox: new Mailbox(options.mailboxDir) }, logger);
+  const app = createAuthApp(
+    { pool, config: options.config, mailbox: new Mailbox(options.mailboxDir) },
+    logger,
+  );
   const server = await new Promise<ServerType>((resolve) => {
     const started = serve({ fetch: app.fetch, port: options.port, hostname: '127.0.0.1' }, () =>
       resolve(started),

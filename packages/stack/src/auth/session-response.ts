@@ -3,7 +3,13 @@
 import type { AuthContext } from './auth-context.ts';
 import { type AmrEntry, signAccessToken } from './crypto.ts';
 import { createSession, findSessionAmr } from './sessions.ts';
-import { loadUserJson, type Queryable, type UserJson, type UserRow, updateUserColumns } from './users.ts';
+import {
+  loadUserJson,
+  type Queryable,
+  type UserJson,
+  type UserRow,
+  updateUserColumns,
+} from './users.ts';
 
 export interface SessionJson {
   access_token: string;

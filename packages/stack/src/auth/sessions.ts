@@ -120,7 +120,12 @@ export async function rotateRefreshToken(
       if (child.rows[0]) {
         refreshToken = child.rows[0].token;
       } else if (sinceRotation < reuseIntervalSeconds) {
-        refreshToken = await insertRefreshToken(client, current.session_id, current.user_id, current.token);
+        refreshToken = await insertRefreshToken(
+          client,
+          current.session_id,
+          current.user_id,
+          current.token,
+        );
       } else {
         await client.query(
           'update auth.refresh_tokens set revoked = true, updated_at = now() where session_id = $1',
@@ -134,7 +139,12 @@ export async function rotateRefreshToken(
         'update auth.refresh_tokens set revoked = true, updated_at = now() where id = $1',
         [current.id],
       );
-      refreshToken = await insertRefreshToken(client, current.session_id, current.user_id, current.token);
+      refreshToken = await insertRefreshToken(
+        client,
+        current.session_id,
+        current.user_id,
+        current.token,
+      );
     }
     await client.query(
       'update auth.sessions set refreshed_at = now(), updated_at = now() where id = $1',
@@ -153,11 +163,19 @@ export async function rotateRefreshToken(
 export type LogoutScope = 'global' | 'local' | 'others';
 
 /** POST /logout: local ends this session, others every other one, global all of them. */
-export async function endSessions(db: Queryable, userId: string, sessionId: string, scope: LogoutScope) {
+export async function endSessions(
+  db: Queryable,
+  userId: string,
+  sessionId: string,
+  scope: LogoutScope,
+) {
   const condition = {
     local: 'id = $2',
     others: 'id <> $2',
     global: '$2::uuid is not null',
   }[scope];
-  await db.query(`delete from auth.sessions where user_id = $1 and ${condition}`, [userId, sessionId]);
+  await db.query(`delete from auth.sessions where user_id = $1 and ${condition}`, [
+    userId,
+    sessionId,
+  ]);
 }

@@ -113,7 +113,10 @@ export async function insertUser(db: Queryable, user: NewUser): Promise<UserRow>
       `insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at,
          created_at, updated_at)
        values ($1::text, $1::uuid, $2, 'email', now(), now(), now())`,
-      [id, { sub: id, email: user.email, email_verified: user.emailConfirmed, phone_verified: false }],
+      [
+        id,
+        { sub: id, email: user.email, email_verified: user.emailConfirmed, phone_verified: false },
+      ],
     );
   }
   return rows[0] as UserRow;

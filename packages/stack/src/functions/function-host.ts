@@ -1,7 +1,8 @@
 // Runs each edge function as its own Deno process on a loopback port, with the environment the
 // Supabase edge runtime gives functions, and restarts one that died when it is next called.
-import { createRequire } from 'node:module';
+
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { ManagedProcess } from '../managed-process.ts';
@@ -58,7 +59,10 @@ export class FunctionHost {
     await Promise.all(
       this.options.functions.map((fn) =>
         this.ensureRunning(fn.name).catch((error: unknown) =>
-          this.options.logger.error({ component: `fn:${fn.name}`, err: error }, 'function failed to boot'),
+          this.options.logger.error(
+            { component: `fn:${fn.name}`, err: error },
+            'function failed to boot',
+          ),
         ),
       ),
     );
@@ -76,7 +80,11 @@ export class FunctionHost {
     const port = await findFreePort();
     const rootConfig = join(this.options.projectDir, 'deno.json');
     const ownConfig = join(source.dir, 'deno.json');
-    const config = existsSync(ownConfig) ? ownConfig : existsSync(rootConfig) ? rootConfig : undefined;
+    const config = existsSync(ownConfig)
+      ? ownConfig
+      : existsSync(rootConfig)
+        ? rootConfig
+        : undefined;
     const process = new ManagedProcess({
       name: `fn:${name}`,
       command: denoBinaryPath(),
@@ -94,7 +102,9 @@ export class FunctionHost {
       env: this.environmentFor(port),
       logger: this.options.logger,
     });
-    const ready = process.whileRunning(waitUntil(`function ${name}`, () => isPortOpen(port), BOOT_TIMEOUT_MS));
+    const ready = process.whileRunning(
+      waitUntil(`function ${name}`, () => isPortOpen(port), BOOT_TIMEOUT_MS),
+    );
     const entry = { source, port, process, ready };
     this.running.set(name, entry);
     await ready;

@@ -1,6 +1,12 @@
 // Forwards one request to an upstream service on loopback and streams the answer back, over
 // kept-alive upstream connections so the gateway adds as little as possible per request.
-import { Agent, type IncomingHttpHeaders, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import {
+  Agent,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type ServerResponse,
+} from 'node:http';
 import { sendJson } from './json-response.ts';
 
 const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
@@ -32,7 +38,11 @@ function upstreamHeaders(incoming: IncomingMessage, target: ForwardTarget): Inco
   return headers;
 }
 
-export function forward(incoming: IncomingMessage, response: ServerResponse, target: ForwardTarget): void {
+export function forward(
+  incoming: IncomingMessage,
+  response: ServerResponse,
+  target: ForwardTarget,
+): void {
   const upstream = request(
     {
       host: '127.0.0.1',
@@ -55,7 +65,9 @@ export function forward(incoming: IncomingMessage, response: ServerResponse, tar
       response.destroy();
       return;
     }
-    sendJson(response, 502, { message: 'An invalid response was received from the upstream server' });
+    sendJson(response, 502, {
+      message: 'An invalid response was received from the upstream server',
+    });
   });
   incoming.on('aborted', () => upstream.destroy());
   incoming.pipe(upstream);

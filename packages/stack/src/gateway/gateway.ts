@@ -32,7 +32,12 @@ function headerValue(request: IncomingMessage, name: string): string | undefined
   return Array.isArray(value) ? value[0] : value;
 }
 
-function routeRest(request: IncomingMessage, response: ServerResponse, options: GatewayOptions, path: string) {
+function routeRest(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: GatewayOptions,
+  path: string,
+) {
   const decision = decideRestCredentials(
     headerValue(request, 'apikey'),
     headerValue(request, 'authorization'),
@@ -55,17 +60,34 @@ function routeRest(request: IncomingMessage, response: ServerResponse, options: 
   });
 }
 
-function routeAuth(request: IncomingMessage, response: ServerResponse, options: GatewayOptions, path: string) {
+function routeAuth(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: GatewayOptions,
+  path: string,
+) {
   const route = path.split('?')[0] ?? '';
   const open = OPEN_AUTH_ROUTES.includes(route);
   const authorization = open
     ? headerValue(request, 'authorization')
-    : translateAuthorization(headerValue(request, 'apikey'), headerValue(request, 'authorization'), options.keys);
-  forward(request, response, { port: options.authPort, path, prefix: '/auth/v1', headers: { authorization } });
+    : translateAuthorization(
+        headerValue(request, 'apikey'),
+        headerValue(request, 'authorization'),
+        options.keys,
+      );
+  forward(request, response, {
+    port: options.authPort,
+    path,
+    prefix: '/auth/v1',
+    headers: { authorization },
+  });
 }
 
 /** The edge runtime's verify_jwt: a valid project JWT in Authorization, else 401 {msg}. */
-async function verifyFunctionJwt(authorization: string | undefined, secret: string): Promise<string | undefined> {
+async function verifyFunctionJwt(
+  authorization: string | undefined,
+  secret: string,
+): Promise<string | undefined> {
   const token = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] : undefined;
   if (!token) return 'Error: Missing authorization header';
   try {
@@ -106,7 +128,10 @@ async function routeFunction(
     port = await options.functions.ensureRunning(name);
   } catch (error) {
     options.logger.error({ component: `fn:${name}`, err: error }, 'function failed to boot');
-    sendJson(response, 503, { code: 'BOOT_ERROR', message: 'Worker failed to boot (please check logs)' });
+    sendJson(response, 503, {
+      code: 'BOOT_ERROR',
+      message: 'Worker failed to boot (please check logs)',
+    });
     return;
   }
   forward(request, response, { port, path, prefix: '/functions/v1', headers: { authorization } });
@@ -121,7 +146,10 @@ function handle(request: IncomingMessage, response: ServerResponse, options: Gat
     return;
   }
   const url = request.url ?? '/';
-  const prefix = PREFIXES.find((candidate) => url === candidate || url.startsWith(`${candidate}/`) || url.startsWith(`${candidate}?`));
+  const prefix = PREFIXES.find(
+    (candidate) =>
+      url === candidate || url.startsWith(`${candidate}/`) || url.startsWith(`${candidate}?`),
+  );
   const path = prefix ? url.slice(prefix.length) || '/' : url;
   switch (prefix) {
     case '/rest/v1':

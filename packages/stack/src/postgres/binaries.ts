@@ -27,7 +27,10 @@ export function locatePostgresBinaries(
 ): PostgresBinaries {
   const binaries = { binDir, postgres: join(binDir, 'postgres'), initdb: join(binDir, 'initdb') };
   if (!existsSync(binaries.postgres) || !existsSync(binaries.initdb)) {
-    throw new StackError('missing_dependency', `PostgreSQL 15 not found in ${binDir}; ${INSTALL_HINT}`);
+    throw new StackError(
+      'missing_dependency',
+      `PostgreSQL 15 not found in ${binDir}; ${INSTALL_HINT}`,
+    );
   }
   const libDir = join(binDir, '..', 'lib');
   const shareDir = '/usr/share/postgresql/15/extension';
@@ -38,7 +41,10 @@ export function locatePostgresBinaries(
   ].filter(([, file]) => !existsSync(file as string));
   if (missing.length > 0) {
     const names = missing.map(([name]) => name).join(', ');
-    throw new StackError('missing_dependency', `PostgreSQL extensions missing: ${names}; ${INSTALL_HINT}`);
+    throw new StackError(
+      'missing_dependency',
+      `PostgreSQL extensions missing: ${names}; ${INSTALL_HINT}`,
+    );
   }
   return binaries;
 }
@@ -58,7 +64,10 @@ export function resolveServerUser(): OsUser | undefined {
     .split('\n')
     .find((entry) => entry.startsWith('postgres:'));
   if (!line) {
-    throw new StackError('missing_dependency', `running as root but no postgres system user; ${INSTALL_HINT}`);
+    throw new StackError(
+      'missing_dependency',
+      `running as root but no postgres system user; ${INSTALL_HINT}`,
+    );
   }
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };

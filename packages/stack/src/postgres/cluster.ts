@@ -1,5 +1,7 @@
 // One PostgreSQL 15 cluster in a data directory of its own: initdb on first use, then the
 // server as a managed child process with the settings the platform depends on.
+
+import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -8,7 +10,6 @@ import { StackError } from '../errors.ts';
 import { ManagedProcess } from '../managed-process.ts';
 import { waitUntil } from '../ports.ts';
 import { locatePostgresBinaries, resolveServerUser } from './binaries.ts';
-import { spawnSync } from 'node:child_process';
 
 /** The superuser password of the local stack, as the Supabase CLI's (`postgres`). */
 export const POSTGRES_PASSWORD = 'postgres';

@@ -2,7 +2,7 @@
 // project's migrations through the Supabase CLI (so they are recorded as hosted Supabase records
 // them), then seed.sql on a database that was created in this start.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,7 +64,11 @@ function hasMigrations(projectDir: string): boolean {
   return existsSync(dir) && readdirSync(dir).some((name) => name.endsWith('.sql'));
 }
 
-export async function applyMigrations(projectDir: string, url: string, logger: Logger): Promise<void> {
+export async function applyMigrations(
+  projectDir: string,
+  url: string,
+  logger: Logger,
+): Promise<void> {
   if (!hasMigrations(projectDir)) return;
   const result = await runSupabaseCli(projectDir, ['migration', 'up', `--remote=${url}`]);
   if (result.code !== 0) {
