@@ -1,18 +1,41 @@
-// Forwards one request to an upstream service on loopback and streams the answer back, over
-// kept-alive upstream connections so the gateway adds as little as possible per request.
-import {
-  Agent,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  request,
-  type ServerResponse,
-} from 'node:http';
+// Forwards one request to an upstream service on loopback and streams the answer back. Upstream
+// connections are kept alive in an undici pool per port, whose stream() writes the upstream
+// body straight into our response: the cheapest path, since every cycle spent here is taken from
+// PostgREST on the same cores.
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { Pool } from 'undici';
 import { sendJson } from './json-response.ts';
 
-const upstreamAgent = new Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
+/** The upstream connection pools of one gateway, one per upstream port. */
+export class UpstreamPools {
+  private readonly pools = new Map<number, Pool>();
+
+  get(port: number): Pool {
+    let pool = this.pools.get(port);
+    if (!pool) {
+      pool = new Pool(`http://127.0.0.1:${port}`, { connections: 64, keepAliveTimeout: 10_000 });
+      this.pools.set(port, pool);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((pool) => pool.destroy()));
+  }
+}
 
 /** RFC 9110 §7.6.1 connection-specific fields, never forwarded. */
-const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'transfer-encoding',
+];
 
 export interface ForwardTarget {
   port: number;
@@ -38,37 +61,40 @@ function upstreamHeaders(incoming: IncomingMessage, target: ForwardTarget): Inco
   return headers;
 }
 
+const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export function forward(
+  upstreams: UpstreamPools,
   incoming: IncomingMessage,
   response: ServerResponse,
   target: ForwardTarget,
 ): void {
-  const upstream = request(
-    {
-      host: '127.0.0.1',
-      port: target.port,
-      method: incoming.method,
-      path: target.path,
-      headers: upstreamHeaders(incoming, target),
-      agent: upstreamAgent,
-    },
-    (answer) => {
-      const headers = { ...answer.headers };
-      for (const name of HOP_BY_HOP) delete headers[name];
-      headers['access-control-allow-origin'] = '*';
-      response.writeHead(answer.statusCode ?? 502, headers);
-      answer.pipe(response);
-    },
-  );
-  upstream.on('error', () => {
-    if (response.headersSent) {
-      response.destroy();
-      return;
-    }
-    sendJson(response, 502, {
-      message: 'An invalid response was received from the upstream server',
+  const method = incoming.method ?? 'GET';
+  upstreams
+    .get(target.port)
+    .stream(
+      {
+        path: target.path,
+        method,
+        headers: upstreamHeaders(incoming, target) as Record<string, string>,
+        body: BODYLESS.has(method) ? null : incoming,
+        opaque: response,
+      },
+      ({ statusCode, headers }) => {
+        const answer: Record<string, string | string[] | undefined> = { ...headers };
+        for (const name of HOP_BY_HOP) delete answer[name];
+        answer['access-control-allow-origin'] = '*';
+        response.writeHead(statusCode, answer);
+        return response;
+      },
+    )
+    .catch(() => {
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      sendJson(response, 502, {
+        message: 'An invalid response was received from the upstream server',
+      });
     });
-  });
-  incoming.on('aborted', () => upstream.destroy());
-  incoming.pipe(upstream);
 }

@@ -7,11 +7,12 @@ import type { FunctionHost } from '../functions/function-host.ts';
 import type { ProjectKeys } from '../keys.ts';
 import { isPreflight, preflightHeaders } from './cors.ts';
 import { decideRestCredentials, translateAuthorization } from './credentials.ts';
-import { forward } from './forward.ts';
+import { forward, UpstreamPools } from './forward.ts';
 import { sendJson } from './json-response.ts';
 
 export interface GatewayOptions {
   port: number;
+  upstreams: UpstreamPools;
   keys: ProjectKeys;
   restPort: number;
   authPort: number;
@@ -52,7 +53,7 @@ function routeRest(
     );
     return;
   }
-  forward(request, response, {
+  forward(options.upstreams, request, response, {
     port: options.restPort,
     path,
     prefix: '/rest/v1',
@@ -75,7 +76,7 @@ function routeAuth(
         headerValue(request, 'authorization'),
         options.keys,
       );
-  forward(request, response, {
+  forward(options.upstreams, request, response, {
     port: options.authPort,
     path,
     prefix: '/auth/v1',
@@ -134,7 +135,12 @@ async function routeFunction(
     });
     return;
   }
-  forward(request, response, { port, path, prefix: '/functions/v1', headers: { authorization } });
+  forward(options.upstreams, request, response, {
+    port,
+    path,
+    prefix: '/functions/v1',
+    headers: { authorization },
+  });
 }
 
 const PREFIXES = ['/rest/v1', '/auth/v1', '/functions/v1', '/realtime/v1'] as const;
@@ -172,7 +178,11 @@ function handle(request: IncomingMessage, response: ServerResponse, options: Gat
   }
 }
 
-export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+export async function startGateway(
+  settings: Omit<GatewayOptions, 'upstreams'>,
+): Promise<RunningGateway> {
+  const upstreams = new UpstreamPools();
+  const options: GatewayOptions = { ...settings, upstreams };
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, (request, response) =>
     handle(request, response, options),
   );
@@ -185,6 +195,7 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await upstreams.close();
     },
   };
 }
