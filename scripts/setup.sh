@@ -29,6 +29,9 @@ if ((${#missing[@]} > 0)); then
 fi
 
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  echo 'setup: npm ci'
-  npm ci --no-audit --no-fund
+  # `npm install` from the lock, not `npm ci`: npm 11.19 writes lock files without the other
+  # platforms' optional binary packages and then refuses them in `npm ci` ("Missing: … from lock
+  # file"). With the lock present, install resolves to exactly the locked versions.
+  echo 'setup: npm install (from package-lock.json)'
+  npm install --no-audit --no-fund
 fi
