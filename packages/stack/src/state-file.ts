@@ -22,7 +22,8 @@ export function removeState(dataDir: string): void {
   rmSync(stateFilePath(dataDir), { force: true });
 }
 
-function isAlive(pid: number): boolean {
+/** True while a process with this pid exists (signal 0 probes without signalling). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,25 +1,15 @@
 // supabase-js auth and admin APIs against the stack's GoTrue-compatible service.
 import { createHash, randomBytes } from 'node:crypto';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readMailbox } from '../src/index.ts';
-import {
-  clientFor,
-  type FixtureStack,
-  startFixtureStack,
-  uniqueEmail,
-} from './helpers/fixture-stack.ts';
+import { clientFor, uniqueEmail, useFixtureStack } from './helpers/fixture-stack.ts';
 
-let fixture: FixtureStack;
+const stack = useFixtureStack();
 let admin: SupabaseClient;
 
 beforeAll(async () => {
-  fixture = await startFixtureStack();
-  admin = clientFor(fixture.stack, fixture.stack.keys.secretKey);
-});
-
-afterAll(async () => {
-  await fixture?.dispose();
+  admin = clientFor(stack(), stack().keys.secretKey);
 });
 
 function decodeClaims(token: string): Record<string, unknown> {
@@ -29,7 +19,7 @@ function decodeClaims(token: string): Record<string, unknown> {
 describe('sign-up, sign-in, refresh, user, sign-out', () => {
   it('signs up with autoconfirm and returns a session with GoTrue claims', async () => {
     const email = uniqueEmail();
-    const { data, error } = await clientFor(fixture.stack).auth.signUp({
+    const { data, error } = await clientFor(stack()).auth.signUp({
       email,
       password: 'long-enough-1',
       options: { data: { display_name: 'Ann' } },
@@ -66,12 +56,12 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
     ]) {
       expect(claims).toHaveProperty(claim);
     }
-    expect(claims.iss).toBe(`${fixture.stack.apiUrl}/auth/v1`);
+    expect(claims.iss).toBe(`${stack().apiUrl}/auth/v1`);
     expect(claims.amr).toEqual([{ method: 'password', timestamp: expect.any(Number) }]);
   });
 
   it('refuses a duplicate sign-up, a short password and a malformed address', async () => {
-    const client = clientFor(fixture.stack);
+    const client = clientFor(stack());
     const email = uniqueEmail();
     await client.auth.signUp({ email, password: 'long-enough-1' });
     const duplicate = await client.auth.signUp({ email, password: 'long-enough-1' });
@@ -91,8 +81,8 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
 
   it('signs in with a password, refuses a wrong one, and gets the user', async () => {
     const email = uniqueEmail();
-    await clientFor(fixture.stack).auth.signUp({ email, password: 'right-password-1' });
-    const client = clientFor(fixture.stack);
+    await clientFor(stack()).auth.signUp({ email, password: 'right-password-1' });
+    const client = clientFor(stack());
     const wrong = await client.auth.signInWithPassword({ email, password: 'wrong-password-1' });
     expect(wrong.error).toMatchObject({
       status: 400,
@@ -113,7 +103,7 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
 
   it('rotates refresh tokens and refuses a rotated token presented again (reuse detection)', async () => {
     const email = uniqueEmail();
-    const client = clientFor(fixture.stack);
+    const client = clientFor(stack());
     const first = (await client.auth.signUp({ email, password: 'rotate-me-123' })).data.session;
     const second = (
       await client.auth.refreshSession({ refresh_token: first?.refresh_token as string })
@@ -128,25 +118,25 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
     ).data.session;
     expect(third?.refresh_token).toBeTruthy();
     // The first token's successor was rotated too: presenting it now is a replay.
-    const replay = await clientFor(fixture.stack).auth.refreshSession({
+    const replay = await clientFor(stack()).auth.refreshSession({
       refresh_token: first?.refresh_token as string,
     });
     expect(replay.error).toMatchObject({ status: 400, code: 'refresh_token_already_used' });
     // Reuse detection revoked the whole family, including the newest token.
-    const afterReplay = await clientFor(fixture.stack).auth.refreshSession({
+    const afterReplay = await clientFor(stack()).auth.refreshSession({
       refresh_token: third?.refresh_token as string,
     });
     expect(afterReplay.error).toMatchObject({ status: 400, code: 'refresh_token_already_used' });
   });
 
   it('answers a retried refresh of the just-rotated token with the same successor', async () => {
-    const client = clientFor(fixture.stack);
+    const client = clientFor(stack());
     const first = (await client.auth.signUp({ email: uniqueEmail(), password: 'retry-me-123' }))
       .data.session;
     const refresh = (token: string) =>
-      fetch(`${fixture.stack.apiUrl}/auth/v1/token?grant_type=refresh_token`, {
+      fetch(`${stack().apiUrl}/auth/v1/token?grant_type=refresh_token`, {
         method: 'POST',
-        headers: { apikey: fixture.stack.keys.publishableKey, 'content-type': 'application/json' },
+        headers: { apikey: stack().keys.publishableKey, 'content-type': 'application/json' },
         body: JSON.stringify({ refresh_token: token }),
       }).then((response) => response.json() as Promise<{ refresh_token: string }>);
     const a = await refresh(first?.refresh_token as string);
@@ -155,7 +145,7 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
   });
 
   it('refuses an unknown refresh token', async () => {
-    const { error } = await clientFor(fixture.stack).auth.refreshSession({
+    const { error } = await clientFor(stack()).auth.refreshSession({
       refresh_token: 'not-a-token',
     });
     expect(error).toMatchObject({ status: 400, code: 'refresh_token_not_found' });
@@ -163,18 +153,18 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
 
   it('signs out: the session and its tokens stop working', async () => {
     const email = uniqueEmail();
-    const client = clientFor(fixture.stack);
+    const client = clientFor(stack());
     const session = (await client.auth.signUp({ email, password: 'sign-out-123' })).data.session;
     expect((await client.auth.signOut()).error).toBeNull();
-    const response = await fetch(`${fixture.stack.apiUrl}/auth/v1/user`, {
+    const response = await fetch(`${stack().apiUrl}/auth/v1/user`, {
       headers: {
-        apikey: fixture.stack.keys.publishableKey,
+        apikey: stack().keys.publishableKey,
         Authorization: `Bearer ${session?.access_token}`,
       },
     });
     expect(response.status).toBe(403);
     expect(response.headers.get('x-sb-error-code')).toBe('session_not_found');
-    const refresh = await clientFor(fixture.stack).auth.refreshSession({
+    const refresh = await clientFor(stack()).auth.refreshSession({
       refresh_token: session?.refresh_token as string,
     });
     expect(refresh.error?.status).toBe(400);
@@ -182,7 +172,7 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
 
   it('updates the password and metadata of the signed-in user', async () => {
     const email = uniqueEmail();
-    const client = clientFor(fixture.stack);
+    const client = clientFor(stack());
     await client.auth.signUp({
       email,
       password: 'old-password-1',
@@ -194,12 +184,12 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
     });
     expect(error).toBeNull();
     expect(data.user?.user_metadata).toEqual({ a: 1, c: 3 });
-    const old = await clientFor(fixture.stack).auth.signInWithPassword({
+    const old = await clientFor(stack()).auth.signInWithPassword({
       email,
       password: 'old-password-1',
     });
     expect(old.error?.code).toBe('invalid_credentials');
-    const fresh = await clientFor(fixture.stack).auth.signInWithPassword({
+    const fresh = await clientFor(stack()).auth.signInWithPassword({
       email,
       password: 'new-password-1',
     });
@@ -207,12 +197,12 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
   });
 
   it('refuses GET /user without a token and with a forged one', async () => {
-    const missing = await fetch(`${fixture.stack.apiUrl}/auth/v1/user`, {
+    const missing = await fetch(`${stack().apiUrl}/auth/v1/user`, {
       headers: { 'X-Supabase-Api-Version': '2024-01-01' },
     });
     expect(missing.status).toBe(401);
     expect(await missing.json()).toEqual({ code: 'no_authorization', message: expect.any(String) });
-    const forged = await fetch(`${fixture.stack.apiUrl}/auth/v1/user`, {
+    const forged = await fetch(`${stack().apiUrl}/auth/v1/user`, {
       headers: { Authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl' },
     });
     expect(forged.status).toBe(403);
@@ -222,9 +212,9 @@ describe('sign-up, sign-in, refresh, user, sign-out', () => {
 describe('e-mail one-time codes and links', () => {
   it('signs in with an e-mail OTP read from the local mailbox', async () => {
     const email = uniqueEmail('otp');
-    const client = clientFor(fixture.stack);
+    const client = clientFor(stack());
     expect((await client.auth.signInWithOtp({ email })).error).toBeNull();
-    const [message] = readMailbox(fixture.stack.mailboxDir, email);
+    const [message] = readMailbox(stack().mailboxDir, email);
     expect(message?.otp).toMatch(/^\d{6}$/);
     const wrong = await client.auth.verifyOtp({ email, token: '000000', type: 'email' });
     expect(wrong.error).toMatchObject({ status: 403, code: 'otp_expired' });
@@ -236,7 +226,7 @@ describe('e-mail one-time codes and links', () => {
     expect(error).toBeNull();
     expect(data.session?.user.email).toBe(email);
     expect(data.user?.email_confirmed_at).toBeTruthy();
-    const again = await clientFor(fixture.stack).auth.verifyOtp({
+    const again = await clientFor(stack()).auth.verifyOtp({
       email,
       token: message?.otp as string,
       type: 'email',
@@ -246,8 +236,8 @@ describe('e-mail one-time codes and links', () => {
 
   it('follows a magic link: 303 to the redirect with the session in the fragment', async () => {
     const email = uniqueEmail('link');
-    await clientFor(fixture.stack).auth.signInWithOtp({ email });
-    const [message] = readMailbox(fixture.stack.mailboxDir, email);
+    await clientFor(stack()).auth.signInWithOtp({ email });
+    const [message] = readMailbox(stack().mailboxDir, email);
     const response = await fetch(message?.actionLink as string, { redirect: 'manual' });
     expect(response.status).toBe(303);
     const location = new URL(response.headers.get('location') as string);
@@ -267,22 +257,22 @@ describe('e-mail one-time codes and links', () => {
     const email = uniqueEmail('pkce');
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const otp = await fetch(`${fixture.stack.apiUrl}/auth/v1/otp`, {
+    const otp = await fetch(`${stack().apiUrl}/auth/v1/otp`, {
       method: 'POST',
-      headers: { apikey: fixture.stack.keys.publishableKey, 'content-type': 'application/json' },
+      headers: { apikey: stack().keys.publishableKey, 'content-type': 'application/json' },
       body: JSON.stringify({ email, code_challenge: challenge, code_challenge_method: 's256' }),
     });
     expect(otp.status).toBe(200);
-    const [message] = readMailbox(fixture.stack.mailboxDir, email);
+    const [message] = readMailbox(stack().mailboxDir, email);
     const followed = await fetch(message?.actionLink as string, { redirect: 'manual' });
     const code = new URL(followed.headers.get('location') as string).searchParams.get(
       'code',
     ) as string;
     expect(code).toBeTruthy();
     const exchange = (body: object) =>
-      fetch(`${fixture.stack.apiUrl}/auth/v1/token?grant_type=pkce`, {
+      fetch(`${stack().apiUrl}/auth/v1/token?grant_type=pkce`, {
         method: 'POST',
-        headers: { apikey: fixture.stack.keys.publishableKey, 'content-type': 'application/json' },
+        headers: { apikey: stack().keys.publishableKey, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
     const wrongVerifier = await exchange({ auth_code: code, code_verifier: `${verifier}x` });
@@ -300,7 +290,7 @@ describe('e-mail one-time codes and links', () => {
 
 describe('admin API', () => {
   it('is refused to an anon or user token', async () => {
-    const { error } = await clientFor(fixture.stack).auth.admin.listUsers();
+    const { error } = await clientFor(stack()).auth.admin.listUsers();
     expect(error).toMatchObject({ status: 403, code: 'not_admin' });
   });
 
@@ -317,10 +307,10 @@ describe('admin API', () => {
     for (let index = 0; index < 3; index += 1) {
       await admin.auth.admin.createUser({ email: uniqueEmail('paged'), password: 'paged-user-1' });
     }
-    const response = await fetch(`${fixture.stack.apiUrl}/auth/v1/admin/users?page=1&per_page=2`, {
+    const response = await fetch(`${stack().apiUrl}/auth/v1/admin/users?page=1&per_page=2`, {
       headers: {
-        apikey: fixture.stack.keys.secretKey,
-        Authorization: `Bearer ${fixture.stack.keys.secretKey}`,
+        apikey: stack().keys.secretKey,
+        Authorization: `Bearer ${stack().keys.secretKey}`,
       },
     });
     const total = Number(response.headers.get('x-total-count'));
@@ -347,7 +337,7 @@ describe('admin API', () => {
       ban_duration: '1h',
     });
     expect(updated.data.user?.user_metadata).toEqual({ team: 'blue' });
-    const banned = await clientFor(fixture.stack).auth.signInWithPassword({
+    const banned = await clientFor(stack()).auth.signInWithPassword({
       email,
       password: 'crud-user-1',
     });
@@ -378,7 +368,7 @@ describe('admin API', () => {
     expect(data.properties?.action_link).toContain(
       `/auth/v1/verify?token=${data.properties?.hashed_token}`,
     );
-    const client = clientFor(fixture.stack);
+    const client = clientFor(stack());
     const verified = await client.auth.verifyOtp({
       token_hash: data.properties?.hashed_token as string,
       type: 'magiclink',
@@ -401,11 +391,11 @@ describe('admin API', () => {
 
 describe('service endpoints', () => {
   it('serves /health and /settings', async () => {
-    const health = (await (await fetch(`${fixture.stack.apiUrl}/auth/v1/health`)).json()) as {
+    const health = (await (await fetch(`${stack().apiUrl}/auth/v1/health`)).json()) as {
       name: string;
     };
     expect(health.name).toBe('GoTrue');
-    const settings = await (await fetch(`${fixture.stack.apiUrl}/auth/v1/settings`)).json();
+    const settings = await (await fetch(`${stack().apiUrl}/auth/v1/settings`)).json();
     expect(settings).toMatchObject({
       mailer_autoconfirm: true,
       disable_signup: false,
@@ -414,7 +404,7 @@ describe('service endpoints', () => {
   });
 
   it('accepts the well-known legacy anon key as supabase-js does', async () => {
-    const legacy = createClient(fixture.stack.apiUrl, fixture.stack.keys.anonKey, {
+    const legacy = createClient(stack().apiUrl, stack().keys.anonKey, {
       auth: { persistSession: false },
     });
     const { data, error } = await legacy.auth.signUp({

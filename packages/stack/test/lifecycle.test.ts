@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runDatabaseChecks } from '../src/index.ts';
 import { isPortOpen } from '../src/ports.ts';
+import { isAlive } from '../src/state-file.ts';
 import { FIXTURE_PROJECT, startFixtureStack } from './helpers/fixture-stack.ts';
 
 const run = promisify(execFile);
@@ -19,15 +20,6 @@ afterAll(async () => {
   await run(process.execPath, [cli, 'down', '--data-dir', dataDir]).catch(() => undefined);
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function childPids(parent: number): Promise<number[]> {
   const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(parent)]);
@@ -90,8 +82,8 @@ describe('stack lifecycle through the CLI', () => {
       timeout: 60_000,
     });
     expect(down.stdout).toContain('Stopped.');
-    expect(processExists(state.pid)).toBe(false);
-    for (const pid of children) expect(processExists(pid)).toBe(false);
+    expect(isAlive(state.pid)).toBe(false);
+    for (const pid of children) expect(isAlive(pid)).toBe(false);
     expect(await isPortOpen(apiPort)).toBe(false);
     expect(await isPortOpen(dbPort)).toBe(false);
     await expect(

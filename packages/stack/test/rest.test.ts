@@ -1,27 +1,21 @@
 // supabase-js against stock PostgREST behind the gateway, on the fixture schema.
 import type { SupabaseClient } from '@supabase/supabase-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  clientFor,
-  type FixtureStack,
-  startFixtureStack,
-  uniqueEmail,
-} from './helpers/fixture-stack.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { clientFor, uniqueEmail, useFixtureStack } from './helpers/fixture-stack.ts';
 
-let fixture: FixtureStack;
+const stack = useFixtureStack();
 let alice: SupabaseClient;
 let bob: SupabaseClient;
 let aliceToken: string;
 
 async function signedInClient(email: string): Promise<{ client: SupabaseClient; token: string }> {
-  const client = clientFor(fixture.stack);
+  const client = clientFor(stack());
   const { data, error } = await client.auth.signUp({ email, password: 'correct-horse-1' });
   if (error || !data.session) throw error ?? new Error('no session');
   return { client, token: data.session.access_token };
 }
 
 beforeAll(async () => {
-  fixture = await startFixtureStack();
   const a = await signedInClient(uniqueEmail('alice'));
   alice = a.client;
   aliceToken = a.token;
@@ -33,10 +27,6 @@ beforeAll(async () => {
   }));
   const { error } = await alice.from('todos').insert(rows);
   if (error) throw error;
-});
-
-afterAll(async () => {
-  await fixture?.dispose();
 });
 
 describe('REST through the gateway with supabase-js', () => {
@@ -133,7 +123,7 @@ describe('REST through the gateway with supabase-js', () => {
   });
 
   it('refuses an anonymous insert with 401 and an authenticated forged owner with 403 (42501)', async () => {
-    const anon = clientFor(fixture.stack);
+    const anon = clientFor(stack());
     const anonymous = await anon.from('todos').insert({ title: 'nope' });
     expect(anonymous.status).toBe(401);
     expect(anonymous.error?.code).toBe('42501');
@@ -160,13 +150,13 @@ describe('REST through the gateway with supabase-js', () => {
   });
 
   it('lets anon read public rows with only the publishable key', async () => {
-    const { data } = await clientFor(fixture.stack).from('notes').select('body').order('id');
+    const { data } = await clientFor(stack()).from('notes').select('body').order('id');
     expect(data).toEqual([{ body: 'first' }, { body: 'second' }, { body: 'third' }]);
   });
 
   it('honours a Range header', async () => {
-    const response = await fetch(`${fixture.stack.apiUrl}/rest/v1/notes?select=body&order=id`, {
-      headers: { apikey: fixture.stack.keys.anonKey, Range: '1-2', Prefer: 'count=exact' },
+    const response = await fetch(`${stack().apiUrl}/rest/v1/notes?select=body&order=id`, {
+      headers: { apikey: stack().keys.anonKey, Range: '1-2', Prefer: 'count=exact' },
     });
     expect(response.status).toBe(206);
     expect(response.headers.get('content-range')).toBe('1-2/3');
@@ -175,7 +165,7 @@ describe('REST through the gateway with supabase-js', () => {
 });
 
 describe('the two-header rule for access tokens (001 §5.3)', () => {
-  const url = () => `${fixture.stack.apiUrl}/rest/v1/todos?select=id&limit=1`;
+  const url = () => `${stack().apiUrl}/rest/v1/todos?select=id&limit=1`;
 
   it('accepts the access token in both Authorization and apikey', async () => {
     const response = await fetch(url(), {
@@ -210,7 +200,7 @@ describe('the two-header rule for access tokens (001 §5.3)', () => {
 
 describe('gateway', () => {
   it('answers a CORS preflight itself, echoing the requested headers', async () => {
-    const response = await fetch(`${fixture.stack.apiUrl}/rest/v1/todos`, {
+    const response = await fetch(`${stack().apiUrl}/rest/v1/todos`, {
       method: 'OPTIONS',
       headers: {
         Origin: 'http://localhost:5173',
@@ -227,7 +217,7 @@ describe('gateway', () => {
   });
 
   it('answers 404 for a path outside the four prefixes', async () => {
-    const response = await fetch(`${fixture.stack.apiUrl}/storage/v1/bucket`);
+    const response = await fetch(`${stack().apiUrl}/storage/v1/bucket`);
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ message: 'no Route matched with those values' });
   });

@@ -117,7 +117,8 @@ export async function matchEmailToken(
   const slots = VERIFY_SLOTS[type];
   if (!type) throw authErrors.validation('Verify requires a verification type');
   if (!slots) throw authErrors.validation('Invalid email verification type');
-  // GoTrue words the two paths differently: a link (hash) "is invalid", a typed code "is invalid".
+  // GoTrue words the two failures differently: "Email link is invalid or has expired" for a
+  // token hash, "Token has expired or is invalid" for a typed code.
   const failure = params.tokenHash ? linkExpired : authErrors.otpExpired;
   for (const slot of slots) {
     const { column, sentAt } = SLOTS[slot];

@@ -169,11 +169,11 @@ export async function endSessions(
   sessionId: string,
   scope: LogoutScope,
 ) {
-  const condition = {
-    local: 'id = $2',
-    others: 'id <> $2',
-    global: '$2::uuid is not null',
-  }[scope];
+  if (scope === 'global') {
+    await db.query('delete from auth.sessions where user_id = $1', [userId]);
+    return;
+  }
+  const condition = scope === 'local' ? 'id = $2' : 'id <> $2';
   await db.query(`delete from auth.sessions where user_id = $1 and ${condition}`, [
     userId,
     sessionId,

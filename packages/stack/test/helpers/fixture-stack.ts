@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { type RunningStack, startStack } from '../../src/index.ts';
 
 export const FIXTURE_PROJECT = fileURLToPath(new URL('../fixtures/project', import.meta.url));
@@ -30,6 +31,24 @@ export async function startFixtureStack(): Promise<FixtureStack> {
       await stack.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Registers beforeAll/afterAll hooks that give the calling test file its own stack; the returned
+ * getter is valid inside tests.
+ */
+export function useFixtureStack(): () => RunningStack {
+  let fixture: FixtureStack | undefined;
+  beforeAll(async () => {
+    fixture = await startFixtureStack();
+  });
+  afterAll(async () => {
+    await fixture?.dispose();
+  });
+  return () => {
+    if (!fixture) throw new Error('the fixture stack is not started');
+    return fixture.stack;
   };
 }
 
