@@ -25,7 +25,8 @@ create table public.breakpoint_events (
 );
 comment on table public.breakpoint_events is
   'An exchange paused by a breakpoint pattern. Held while resumed_at is null; resume by setting '
-  'resumed_at and resolution (continue, modify with modified_message, or abort) in one update.';
+  'resolution (continue, modify with modified_message, or abort): resumed_at and resumed_by are '
+  'stamped by the database. A resumed event never changes again.';
 comment on column public.breakpoint_events.message is
   'The held request or response as captured (payload shape of entries).';
 -- Serves: a device's breakpoint history, newest first.
@@ -52,6 +53,10 @@ begin
       old.held_at) then
     raise exception 'only resumed_at, resumed_by, resolution and modified_message may change'
       using errcode = '23514';
+  end if;
+  -- Resuming needs only the resolution; the server's clock stamps the time.
+  if new.resolution is not null and new.resumed_at is null then
+    new.resumed_at := now();
   end if;
   if new.resumed_at is not null then
     new.resumed_by := coalesce(new.resumed_by, auth.uid());

@@ -1,0 +1,96 @@
+// Synthetic captures for benchmarks: N entries with realistic hosts (a skewed mix of ~200 API,
+// CDN and tracker hosts) and paths (templated with ids, so most are distinct), spread evenly over
+// the last W weeks and over U users' devices. Runs as one INSERT … SELECT per batch on the server.
+import type { Client } from 'pg';
+
+export interface BenchDataOptions {
+  entries: number;
+  weeks: number;
+  users: number;
+  devicesPerUser: number;
+  batchSize?: number;
+  onProgress?: (inserted: number) => void;
+}
+
+export interface BenchData {
+  userIds: string[];
+  deviceUuids: string[];
+}
+
+const SUBDOMAINS = ['api', 'cdn', 'www', 'static', 'graph', 'auth', 'events', 'img'];
+const DOMAINS = [
+  'shop.example', 'stripe.com', 'google-analytics.com', 'facebook.com', 'github.com', 'apple.com',
+  'icloud.com', 'googleapis.com', 'amazonaws.com', 'cloudfront.net', 'sentry.io', 'segment.io',
+  'mixpanel.com', 'doubleclick.net', 'twitter.com', 'tiktokv.com', 'spotify.com', 'netflix.com',
+  'whatsapp.net', 'slack.com', 'zoom.us', 'dropbox.com', 'paypal.com', 'adjust.com', 'branch.io',
+];
+const PATH_TEMPLATES = [
+  '/v1/users/{id}', '/v1/orders/{id}/items', '/api/v2/products/{id}', '/collect', '/graphql',
+  '/assets/{hex}.js', '/track', '/v1/checkout/sessions/{id}', '/oauth/token', '/v2/events/batch',
+  '/img/{hex}.webp', '/v1/invoices/{id}/pdf', '/health', '/v1/cart', '/search',
+];
+
+export const BENCH_HOSTS = SUBDOMAINS.flatMap((sub) => DOMAINS.map((domain) => `${sub}.${domain}`));
+
+/** Creates the bench users and devices, the partitions, then the entries in batches. */
+export async function generateBenchData(db: Client, options: BenchDataOptions): Promise<BenchData> {
+  const userIds = Array.from(
+    { length: options.users },
+    (_, i) => `b0000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
+  );
+  await db.query(
+    `insert into auth.users (instance_id, id, aud, role, email, created_at, updated_at)
+     select '00000000-0000-0000-0000-000000000000', id, 'authenticated', 'authenticated',
+            'bench-' || ordinality || '@bench.local', now(), now()
+     from unnest($1::uuid[]) with ordinality as id
+     on conflict (id) do nothing`,
+    [userIds],
+  );
+  const { rows } = await db.query<{ uuid: string }>(
+    `insert into public.devices (name, os, owner_user_id, last_seen_at)
+     select 'bench device ' || u.ordinality || '.' || d, (array['ios','android','macos'])[1 + d % 3],
+            u.id, now() - (d * interval '1 minute')
+     from unnest($1::uuid[]) with ordinality as u (id, ordinality), generate_series(1, $2) as d
+     returning uuid`,
+    [userIds, options.devicesPerUser],
+  );
+  const deviceUuids = rows.map((row) => row.uuid);
+  await db.query(
+    `select private.create_entries_partitions(now() - make_interval(weeks => $1), now())`,
+    [options.weeks],
+  );
+
+  const batchSize = options.batchSize ?? 100_000;
+  for (let start = 0; start < options.entries; start += batchSize) {
+    const count = Math.min(batchSize, options.entries - start);
+    await db.query(
+      `insert into public.entries (ts, kind, request_id, device_uuid, payload)
+       select ts, 'http', 'bench-' || n, device_uuid, jsonb_build_object(
+           'method', method, 'scheme', 'https', 'host', host, 'path', path,
+           'url', 'https://' || host || path || query, 'statusCode', status,
+           'requestHeaders', jsonb_build_array(jsonb_build_array('host', host),
+             jsonb_build_array('user-agent', 'BenchApp/1.0')),
+           'responseHeaders', jsonb_build_array(jsonb_build_array('content-type', 'application/json')),
+           'timings', jsonb_build_object('wait', n % 300, 'receive', n % 7),
+           'source', (array['pac','vpn','cdp'])[1 + n % 3])
+       from (
+         select n,
+           now() - make_interval(weeks => $3) + make_interval(weeks => $3) * (n::float8 / $4) as ts,
+           ($5::uuid[])[1 + floor(random() * cardinality($5::uuid[]))::int] as device_uuid,
+           ($6::text[])[1 + floor(power(random(), 3) * cardinality($6::text[]))::int] as host,
+           replace(replace(($7::text[])[1 + floor(random() * cardinality($7::text[]))::int],
+             '{id}', (floor(random() * 1000000))::text),
+             '{hex}', substr(md5(n::text), 1, 12)) as path,
+           case when n % 4 = 0 then '?page=' || (n % 50) else '' end as query,
+           (array['GET','GET','GET','POST','PUT','DELETE'])[1 + n % 6] as method,
+           (array[200,200,200,201,204,301,304,401,404,500])[1 + n % 10] as status
+         from generate_series($1::bigint, $2::bigint) as n
+       ) as g
+       order by ts`,
+      [start + 1, start + count, options.weeks, options.entries, deviceUuids, BENCH_HOSTS, PATH_TEMPLATES],
+    );
+    options.onProgress?.(start + count);
+  }
+  await db.query('analyze public.entries');
+  return { userIds, deviceUuids };
+}
