@@ -97,13 +97,18 @@ try {
   for (const actor of actors) {
     const headers = { apikey: actor.token, authorization: `Bearer ${actor.token}` };
     const rpc = (name: string, args: object) => () =>
-      fetch(`${stack.apiUrl}/rest/v1/rpc/${name}${name.endsWith('_list') ? '?select=id,ts,host,url' : ''}`, {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: JSON.stringify(args),
-      });
-    const get = (query: string, extra: Record<string, string> = {}) => () =>
-      fetch(`${stack.apiUrl}/rest/v1/entries?${query}`, { headers: { ...headers, ...extra } });
+      fetch(
+        `${stack.apiUrl}/rest/v1/rpc/${name}${name.endsWith('_list') ? '?select=id,ts,host,url' : ''}`,
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify(args),
+        },
+      );
+    const get =
+      (query: string, extra: Record<string, string> = {}) =>
+      () =>
+        fetch(`${stack.apiUrl}/rest/v1/entries?${query}`, { headers: { ...headers, ...extra } });
     const pageSize = 50;
     // The cursor of page 100: the last id of page 99, as a client walking pages would hold it.
     let beforeId: number | undefined;
@@ -116,22 +121,30 @@ try {
       {
         name: 'list, search "checkout"',
         request: rpc('entries_filtered_list', { search_q: 'checkout', lim: pageSize }),
-        naive: get(`select=id,ts,host,url&payload->>url=ilike.*checkout*&order=id.desc&limit=${pageSize}`),
+        naive: get(
+          `select=id,ts,host,url&payload->>url=ilike.*checkout*&order=id.desc&limit=${pageSize}`,
+        ),
       },
       {
         name: 'list, search "no-such-term"',
         request: rpc('entries_filtered_list', { search_q: 'no-such-term', lim: pageSize }),
-        naive: get(`select=id,ts,host,url&payload->>url=ilike.*no-such-term*&order=id.desc&limit=${pageSize}`),
+        naive: get(
+          `select=id,ts,host,url&payload->>url=ilike.*no-such-term*&order=id.desc&limit=${pageSize}`,
+        ),
       },
       {
         name: 'list, host api.shop.example (busiest)',
         request: rpc('entries_filtered_list', { hosts: ['api.shop.example'], lim: pageSize }),
-        naive: get(`select=id,ts,host,url&payload->>host=eq.api.shop.example&order=id.desc&limit=${pageSize}`),
+        naive: get(
+          `select=id,ts,host,url&payload->>host=eq.api.shop.example&order=id.desc&limit=${pageSize}`,
+        ),
       },
       {
         name: 'list, host img.branch.io (rare)',
         request: rpc('entries_filtered_list', { hosts: ['img.branch.io'], lim: pageSize }),
-        naive: get(`select=id,ts,host,url&payload->>host=eq.img.branch.io&order=id.desc&limit=${pageSize}`),
+        naive: get(
+          `select=id,ts,host,url&payload->>host=eq.img.branch.io&order=id.desc&limit=${pageSize}`,
+        ),
       },
       {
         name: 'list, page 100 by keyset',
@@ -146,7 +159,9 @@ try {
       {
         name: 'count, host api.shop.example',
         request: rpc('entries_filtered_count', { hosts: ['api.shop.example'] }),
-        naive: get('select=id&payload->>host=eq.api.shop.example&limit=1', { prefer: 'count=exact' }),
+        naive: get('select=id&payload->>host=eq.api.shop.example&limit=1', {
+          prefer: 'count=exact',
+        }),
       },
     ];
     for (const benchCase of cases) {

@@ -19,15 +19,48 @@ export interface BenchData {
 
 const SUBDOMAINS = ['api', 'cdn', 'www', 'static', 'graph', 'auth', 'events', 'img'];
 const DOMAINS = [
-  'shop.example', 'stripe.com', 'google-analytics.com', 'facebook.com', 'github.com', 'apple.com',
-  'icloud.com', 'googleapis.com', 'amazonaws.com', 'cloudfront.net', 'sentry.io', 'segment.io',
-  'mixpanel.com', 'doubleclick.net', 'twitter.com', 'tiktokv.com', 'spotify.com', 'netflix.com',
-  'whatsapp.net', 'slack.com', 'zoom.us', 'dropbox.com', 'paypal.com', 'adjust.com', 'branch.io',
+  'shop.example',
+  'stripe.com',
+  'google-analytics.com',
+  'facebook.com',
+  'github.com',
+  'apple.com',
+  'icloud.com',
+  'googleapis.com',
+  'amazonaws.com',
+  'cloudfront.net',
+  'sentry.io',
+  'segment.io',
+  'mixpanel.com',
+  'doubleclick.net',
+  'twitter.com',
+  'tiktokv.com',
+  'spotify.com',
+  'netflix.com',
+  'whatsapp.net',
+  'slack.com',
+  'zoom.us',
+  'dropbox.com',
+  'paypal.com',
+  'adjust.com',
+  'branch.io',
 ];
 const PATH_TEMPLATES = [
-  '/v1/users/{id}', '/v1/orders/{id}/items', '/api/v2/products/{id}', '/collect', '/graphql',
-  '/assets/{hex}.js', '/track', '/v1/checkout/sessions/{id}', '/oauth/token', '/v2/events/batch',
-  '/img/{hex}.webp', '/v1/invoices/{id}/pdf', '/health', '/v1/cart', '/search',
+  '/v1/users/{id}',
+  '/v1/orders/{id}/items',
+  '/api/v2/products/{id}',
+  '/collect',
+  '/graphql',
+  '/assets/{hex}.js',
+  '/track',
+  '/v1/checkout/sessions/{id}',
+  '/oauth/token',
+  '/v2/events/batch',
+  '/img/{hex}.webp',
+  '/v1/invoices/{id}/pdf',
+  '/health',
+  '/v1/cart',
+  '/search',
 ];
 
 export const BENCH_HOSTS = SUBDOMAINS.flatMap((sub) => DOMAINS.map((domain) => `${sub}.${domain}`));
@@ -87,7 +120,15 @@ export async function generateBenchData(db: Client, options: BenchDataOptions): 
          from generate_series($1::bigint, $2::bigint) as n
        ) as g
        order by ts`,
-      [start + 1, start + count, options.weeks, options.entries, deviceUuids, BENCH_HOSTS, PATH_TEMPLATES],
+      [
+        start + 1,
+        start + count,
+        options.weeks,
+        options.entries,
+        deviceUuids,
+        BENCH_HOSTS,
+        PATH_TEMPLATES,
+      ],
     );
     options.onProgress?.(start + count);
   }

@@ -25,7 +25,8 @@ beforeAll(async () => {
   await insertAsService(service, 'devices', { name: `${prefix}-bravo-of-b`, owner_user_id: B.id });
 });
 
-const devicesOfA = () => actors().A.client.from('devices').select('name').like('name', `${prefix}-%`);
+const devicesOfA = () =>
+  actors().A.client.from('devices').select('name').like('name', `${prefix}-%`);
 const namesOf = (data: unknown) => (data as Array<{ name: string }>).map((row) => row.name);
 
 describe('REST filters on devices (scoped member)', () => {
@@ -33,8 +34,16 @@ describe('REST filters on devices (scoped member)', () => {
     ['eq', () => devicesOfA().eq('name', names[1] as string), [names[1]]],
     ['neq', () => devicesOfA().neq('os', 'ios').order('name'), [names[1], names[3]]],
     ['in', () => devicesOfA().in('name', [names[0], names[2]]).order('name'), [names[0], names[2]]],
-    ['gt', () => devicesOfA().gt('last_seen_at', '2026-01-02T12:00:00Z').order('name'), [names[2], names[3]]],
-    ['lt', () => devicesOfA().lt('last_seen_at', '2026-01-02T12:00:00Z').order('name'), [names[0], names[1]]],
+    [
+      'gt',
+      () => devicesOfA().gt('last_seen_at', '2026-01-02T12:00:00Z').order('name'),
+      [names[2], names[3]],
+    ],
+    [
+      'lt',
+      () => devicesOfA().lt('last_seen_at', '2026-01-02T12:00:00Z').order('name'),
+      [names[0], names[1]],
+    ],
     ['ilike', () => devicesOfA().ilike('name', `%${'BRAVO'}%`), [names[1]]],
     ['like (case-sensitive)', () => devicesOfA().like('name', '%BRAVO%'), []],
     ['is null', () => devicesOfA().is('country', null), [names[3]]],
@@ -92,7 +101,13 @@ describe('REST reads of entries by native columns', () => {
       .order('id', { ascending: false });
     expect(error).toBeNull();
     expect(data).toEqual([
-      { id: expect.any(Number), ts: expect.any(String), host, url: `https://${host}/p`, path: '/p' },
+      {
+        id: expect.any(Number),
+        ts: expect.any(String),
+        host,
+        url: `https://${host}/p`,
+        path: '/p',
+      },
     ]);
   });
 });

@@ -5,7 +5,13 @@
 import type { SupabaseClient } from '@supabase/supabase-js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Actor, useActors } from './helpers/actors.ts';
-import { createOwnedGraph, insertAsService, type OwnedGraph, type Row, unique } from './helpers/fixtures.ts';
+import {
+  createOwnedGraph,
+  insertAsService,
+  type OwnedGraph,
+  type Row,
+  unique,
+} from './helpers/fixtures.ts';
 
 interface TableSpec {
   table: string;
@@ -28,7 +34,10 @@ const tables: TableSpec[] = [
   {
     table: 'devices',
     fixture: (service, g) =>
-      insertAsService(service, 'devices', { name: unique('d'), owner_user_id: g.device.owner_user_id }),
+      insertAsService(service, 'devices', {
+        name: unique('d'),
+        owner_user_id: g.device.owner_user_id,
+      }),
     candidate: (g) => ({ name: unique('d'), owner_user_id: g.device.owner_user_id }),
     key: ['uuid'],
     patch: { name: 'renamed' },
@@ -89,7 +98,10 @@ const tables: TableSpec[] = [
   {
     table: 'workspaces',
     fixture: (service, g) =>
-      insertAsService(service, 'workspaces', { name: unique('w'), owner_user_id: g.workspace.owner_user_id }),
+      insertAsService(service, 'workspaces', {
+        name: unique('w'),
+        owner_user_id: g.workspace.owner_user_id,
+      }),
     candidate: (g) => ({ name: unique('w'), owner_user_id: g.workspace.owner_user_id }),
     key: ['id'],
     patch: { description: 'changed' },
@@ -115,7 +127,11 @@ const tables: TableSpec[] = [
         entry_ts: g.entry.ts,
       });
     },
-    candidate: (g) => ({ workspace_id: g.workspace.id, entry_id: g.entry.id, entry_ts: g.entry.ts }),
+    candidate: (g) => ({
+      workspace_id: g.workspace.id,
+      entry_id: g.entry.id,
+      entry_ts: g.entry.ts,
+    }),
     key: ['workspace_id', 'entry_id'],
     patch: { note: 'why this one' },
   },
@@ -182,7 +198,12 @@ const tables: TableSpec[] = [
         model: 'm',
         owner_user_id: g.agent.owner_user_id,
       }),
-    candidate: (g) => ({ slug: unique('a'), label: 'x', model: 'm', owner_user_id: g.agent.owner_user_id }),
+    candidate: (g) => ({
+      slug: unique('a'),
+      label: 'x',
+      model: 'm',
+      owner_user_id: g.agent.owner_user_id,
+    }),
     key: ['id'],
     patch: { label: 'changed' },
   },
@@ -203,7 +224,10 @@ async function readKeys(actor: Actor, spec: TableSpec, rows: Row[]) {
   let query = client.from(spec.table).select(spec.key.join(','));
   // Narrow to the fixtures so the answer does not depend on other rows.
   const first = spec.key[0] as string;
-  query = query.in(first, rows.map((row) => row[first] as string));
+  query = query.in(
+    first,
+    rows.map((row) => row[first] as string),
+  );
   return query;
 }
 
@@ -250,7 +274,7 @@ describe.each(tables)('table $table', (spec) => {
     expectAnonRefused(await readKeys(actors().anon, spec, [rowOfA]));
   });
 
-  it('lets a member insert into their own scope and refuses a row in another user\'s scope', async () => {
+  it("lets a member insert into their own scope and refuses a row in another user's scope", async () => {
     const { A } = actors();
     const own = await A.client.from(spec.table).insert(spec.candidate(graphs.A)).select();
     expect(own.error).toBeNull();
@@ -266,9 +290,13 @@ describe.each(tables)('table $table', (spec) => {
 
   if (spec.patch) {
     const patch = spec.patch;
-    it('lets a member update their own row; another user\'s row is untouched', async () => {
+    it("lets a member update their own row; another user's row is untouched", async () => {
       const { A, B } = actors();
-      const own = await A.client.from(spec.table).update(patch).match(pick(rowOfA, spec.key)).select();
+      const own = await A.client
+        .from(spec.table)
+        .update(patch)
+        .match(pick(rowOfA, spec.key))
+        .select();
       expect(own.error).toBeNull();
       expect(own.data).toHaveLength(1);
       const other = await B.client
@@ -285,7 +313,9 @@ describe.each(tables)('table $table', (spec) => {
       expectPermissionError(
         await nocap.client.from(spec.table).update(patch).match(pick(rowOfB, spec.key)),
       );
-      expectAnonRefused(await anon.client.from(spec.table).update(patch).match(pick(rowOfB, spec.key)));
+      expectAnonRefused(
+        await anon.client.from(spec.table).update(patch).match(pick(rowOfB, spec.key)),
+      );
     });
   } else {
     it('refuses updates from everyone but the service: the rows are immutable', async () => {
@@ -301,20 +331,26 @@ describe.each(tables)('table $table', (spec) => {
     });
   }
 
-  it('lets a member delete only their own rows; the admin deletes anyone\'s', async () => {
+  it("lets a member delete only their own rows; the admin deletes anyone's", async () => {
     const { A, admin } = actors();
     const notMine = await A.client.from(spec.table).delete().match(pick(rowOfB, spec.key)).select();
     expect(notMine.status).toBe(200);
     expect(notMine.data).toEqual([]);
     const mine = await A.client.from(spec.table).delete().match(pick(rowOfA, spec.key)).select();
     expect(mine.data).toHaveLength(1);
-    const byAdmin = await admin.client.from(spec.table).delete().match(pick(rowOfB, spec.key)).select();
+    const byAdmin = await admin.client
+      .from(spec.table)
+      .delete()
+      .match(pick(rowOfB, spec.key))
+      .select();
     expect(byAdmin.data).toHaveLength(1);
   });
 
   it('refuses deletes without the edit capability (403) and from anon (401)', async () => {
     const { nocap, anon } = actors();
-    expectPermissionError(await nocap.client.from(spec.table).delete().match(pick(rowOfA, spec.key)));
+    expectPermissionError(
+      await nocap.client.from(spec.table).delete().match(pick(rowOfA, spec.key)),
+    );
     expectAnonRefused(await anon.client.from(spec.table).delete().match(pick(rowOfA, spec.key)));
   });
 });

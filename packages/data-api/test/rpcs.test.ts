@@ -59,7 +59,9 @@ describe('entries_filtered_list and entries_filtered_count', () => {
 
   it('return [] and 0 without entries:view, and refuse anon with 401', async () => {
     const { nocap, anon } = actors();
-    expect((await nocap.client.rpc('entries_filtered_list', { search_q: marker })).data).toEqual([]);
+    expect((await nocap.client.rpc('entries_filtered_list', { search_q: marker })).data).toEqual(
+      [],
+    );
     expect((await nocap.client.rpc('entries_filtered_count', { search_q: marker })).data).toBe(0);
     const refused = await anon.client.rpc('entries_filtered_list', {});
     expect(refused.status).toBe(401);
@@ -100,11 +102,13 @@ describe('entries_filtered_list and entries_filtered_count', () => {
     });
     expect(othersDevice.data).toBe(0);
 
-    const linked = (await A.client
-      .from('entries')
-      .select('id,ts')
-      .eq('id', entryIdsOfA[1] as number)
-      .single()).data as { id: number; ts: string };
+    const linked = (
+      await A.client
+        .from('entries')
+        .select('id,ts')
+        .eq('id', entryIdsOfA[1] as number)
+        .single()
+    ).data as { id: number; ts: string };
     await insertAsService(service, 'workspace_entries', {
       workspace_id: graphs.A.workspace.id,
       entry_id: linked.id,
@@ -169,8 +173,9 @@ describe('expand_service_groups', () => {
 
   it('gives {} without services:view and 400 22004 for a null list', async () => {
     const { A, nocap } = actors();
-    expect((await nocap.client.rpc('expand_service_groups', { group_ids: [graphs.A.group.id] })).data)
-      .toEqual([]);
+    expect(
+      (await nocap.client.rpc('expand_service_groups', { group_ids: [graphs.A.group.id] })).data,
+    ).toEqual([]);
     const bad = await A.client.rpc('expand_service_groups', { group_ids: null });
     expect(bad.status).toBe(400);
     expect(bad.error?.code).toBe('22004');
@@ -228,7 +233,9 @@ describe('effective_settings_for_device', () => {
       device_uuid: graphs.A.device.uuid as string,
     });
     const device = clientWithToken(stack, token);
-    const own = await device.rpc('effective_settings_for_device', { target_uuid: graphs.A.device.uuid });
+    const own = await device.rpc('effective_settings_for_device', {
+      target_uuid: graphs.A.device.uuid,
+    });
     expect(own.error).toBeNull();
     const sibling = await insertAsService(actors().service, 'devices', {
       name: unique('sibling'),

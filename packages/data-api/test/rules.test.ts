@@ -21,7 +21,10 @@ describe('settings_global', () => {
 
   it('is changed by an admin only; a member with settings:edit gets 403 42501', async () => {
     const { A, admin } = actors();
-    const byMember = await A.client.from('settings_global').update({ data: { x: 1 } }).eq('id', 1);
+    const byMember = await A.client
+      .from('settings_global')
+      .update({ data: { x: 1 } })
+      .eq('id', 1);
     expect(byMember.status).toBe(403);
     expect(byMember.error?.code).toBe('42501');
     const byAdmin = await admin.client
@@ -143,7 +146,10 @@ describe('roles and assignments', () => {
     await admin.client.from('user_roles').insert({ user_id: nocap.id, role_id: role.id });
     const after = await nocap.client.from('devices').select('uuid').eq('uuid', probe.device.uuid);
     expect(after.data).toEqual([{ uuid: probe.device.uuid }]);
-    const edit = await nocap.client.from('devices').update({ name: 'x' }).eq('uuid', probe.device.uuid);
+    const edit = await nocap.client
+      .from('devices')
+      .update({ name: 'x' })
+      .eq('uuid', probe.device.uuid);
     expect(edit.status).toBe(403);
     // Clean up so later tests see nocap without capabilities again.
     await admin.client.from('user_roles').delete().eq('user_id', nocap.id);
@@ -195,12 +201,18 @@ describe('service_group_agents: exactly one primary per group', () => {
     const { A } = actors();
     const added = await A.client
       .from('service_group_agents')
-      .insert({ group_id: graph.group.id, agent_id: secondAgent.id, is_primary: false, position: 1 })
+      .insert({
+        group_id: graph.group.id,
+        agent_id: secondAgent.id,
+        is_primary: false,
+        position: 1,
+      })
       .select()
       .single();
     expect(added.error).toBeNull();
-    const rows = (await A.client.from('service_group_agents').select('*').eq('group_id', graph.group.id))
-      .data as Array<{ id: string; is_primary: boolean }>;
+    const rows = (
+      await A.client.from('service_group_agents').select('*').eq('group_id', graph.group.id)
+    ).data as Array<{ id: string; is_primary: boolean }>;
     const swapped = await A.client
       .from('service_group_agents')
       .upsert(rows.map((row) => ({ ...row, is_primary: !row.is_primary })))

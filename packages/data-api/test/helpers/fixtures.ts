@@ -11,7 +11,10 @@ export async function insertAsService(service: SupabaseClient, table: string, ro
 }
 
 let sequence = 0;
-export const unique = (prefix: string) => `${prefix}-${process.pid}-${(sequence += 1)}`;
+export function unique(prefix: string): string {
+  sequence += 1;
+  return `${prefix}-${process.pid}-${sequence}`;
+}
 
 /** One of each owned thing for `ownerId`: device, entry, workspace, tag, group, agent. */
 export async function createOwnedGraph(service: SupabaseClient, ownerId: string) {
@@ -34,7 +37,10 @@ export async function createOwnedGraph(service: SupabaseClient, ownerId: string)
     name: unique('workspace'),
     owner_user_id: ownerId,
   });
-  const tag = await insertAsService(service, 'tags', { name: unique('tag'), owner_user_id: ownerId });
+  const tag = await insertAsService(service, 'tags', {
+    name: unique('tag'),
+    owner_user_id: ownerId,
+  });
   const group = await insertAsService(service, 'service_groups', {
     name: unique('group'),
     owner_user_id: ownerId,
