@@ -1,7 +1,7 @@
 // Benchmarks of the local stack (issue: local stack): cold start (new data dir, initdb) and warm
 // start (existing data dir) in seconds, and gateway overhead as requests/s through the gateway
 // over requests/s straight to PostgREST for the same GET, measured in alternating rounds.
-// Run: npm run bench -- [--rounds N] [--seconds S] [--connections C]
+// Run: npm run bench:stack -- [--rounds N] [--seconds S] [--connections C]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';

@@ -13,5 +13,7 @@ grant usage on schema private to authenticated, service_role;
 create extension if not exists pg_trgm with schema extensions;
 create extension if not exists pg_cron with schema pg_catalog;
 
--- Functions here are callable only where a migration grants it.
-alter default privileges in schema private revoke execute on functions from public;
+-- No function this project creates is executable by PUBLIC unless a migration grants it. Only the
+-- global form removes PostgreSQL's built-in EXECUTE-to-PUBLIC default (a per-schema default
+-- privilege can add grants, never remove that one).
+alter default privileges revoke execute on functions from public;

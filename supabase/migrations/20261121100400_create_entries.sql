@@ -103,7 +103,10 @@ declare
   partition record;
   dropped integer := 0;
 begin
-  select (s.data ->> 'entries_retention_weeks')::integer into retention_weeks
+  -- Anything but a whole number of weeks counts as unset: a typo must not drop data or stop the job.
+  select case when s.data ->> 'entries_retention_weeks' ~ '^[0-9]{1,4}$'
+              then (s.data ->> 'entries_retention_weeks')::integer end
+  into retention_weeks
   from public.settings_global s where s.id = 1;
   if retention_weeks is null or retention_weeks < 1 then
     return 0;

@@ -23,10 +23,23 @@ create table public.settings_device (
 comment on table public.settings_device is
   'Per-device overrides, merged over settings_global.data by effective_settings_for_device.';
 
-create trigger settings_global_touch_updated_at before update on public.settings_global
-  for each row execute function private.touch_updated_at();
-create trigger settings_device_touch_updated_at before update on public.settings_device
-  for each row execute function private.touch_updated_at();
+-- Who changed the settings last: the caller's id (null for the service and SQL).
+create function private.stamp_settings_change()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  new.updated_at := now();
+  new.updated_by := auth.uid();
+  return new;
+end
+$$;
+
+create trigger settings_global_stamp_change before update on public.settings_global
+  for each row execute function private.stamp_settings_change();
+create trigger settings_device_stamp_change before update on public.settings_device
+  for each row execute function private.stamp_settings_change();
 
 alter table public.settings_global enable row level security;
 alter table public.settings_device enable row level security;

@@ -73,22 +73,31 @@ comment on table public.service_group_agents is
 -- Serves: agent deletes cascading to their memberships.
 create index service_group_agents_agent_id_idx on public.service_group_agents (agent_id);
 
--- At least one primary: checked at commit for every group a statement touched.
+-- At least one primary: checked at commit for every group a row entered or left. Security
+-- definer: the rule concerns every row of the group, including rows the caller cannot see (an
+-- owner deleting their agent must not strip the primary from an admin's group unnoticed).
 create function private.check_service_group_has_primary()
 returns trigger
 language plpgsql
+security definer
 set search_path = ''
 as $$
 declare
-  touched uuid := coalesce(new.group_id, old.group_id);
+  touched uuid;
 begin
-  if exists (select 1 from public.service_group_agents a where a.group_id = touched)
-     and not exists (
-       select 1 from public.service_group_agents a where a.group_id = touched and a.is_primary) then
-    raise exception 'service group % must have exactly one primary agent', touched
-      using errcode = '23514',
-            hint = 'Mark another agent primary in the same request (upsert both rows).';
-  end if;
+  foreach touched in array array_remove(array[
+    case when tg_op <> 'INSERT' then old.group_id end,
+    case when tg_op <> 'DELETE' then new.group_id end], null)
+  loop
+    if exists (select 1 from public.service_group_agents a where a.group_id = touched)
+       and not exists (
+         select 1 from public.service_group_agents a where a.group_id = touched and a.is_primary)
+    then
+      raise exception 'service group % must have exactly one primary agent', touched
+        using errcode = '23514',
+              hint = 'Mark another agent primary in the same request (upsert both rows).';
+    end if;
+  end loop;
   return null;
 end
 $$;

@@ -43,6 +43,11 @@ language plpgsql
 set search_path = ''
 as $$
 begin
+  -- The resumer's account was deleted (resumed_by ... on delete set null): the history stays.
+  if old.resumed_by is not null and new.resumed_by is null
+     and (to_jsonb(new) - 'resumed_by') = (to_jsonb(old) - 'resumed_by') then
+    return new;
+  end if;
   if old.resumed_at is not null then
     raise exception 'breakpoint event % was already resumed', old.id using errcode = '23514';
   end if;
@@ -58,8 +63,9 @@ begin
   if new.resolution is not null and new.resumed_at is null then
     new.resumed_at := now();
   end if;
+  -- An API caller is recorded as the resumer whatever they send; the service may name one.
   if new.resumed_at is not null then
-    new.resumed_by := coalesce(new.resumed_by, auth.uid());
+    new.resumed_by := case when auth.uid() is not null then auth.uid() else new.resumed_by end;
   end if;
   return new;
 end

@@ -2,82 +2,9 @@
 -- private.refuse_revoked_token().
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(35);
+select plan(37);
 
--- Fixture users (pg_temp.uid) and how a request runs as one of them: the role and JWT claims
--- PostgREST sets. try_as reports ok:<rows> (a SELECT reports its row count) or error:<SQLSTATE>;
--- value_as reports the first column of the first row, or error:<SQLSTATE>.
-create function pg_temp.uid(who text) returns uuid language sql immutable
-as $$ select ('ad000000-0000-4000-8000-0000000000' || case who when 'admin' then 'ad'
-  when 'a' then 'aa' when 'b' then 'bb' when 'c' then 'cc' when 'viewer' then 'ee'
-  when 'none' then 'ff' end)::uuid $$;
-create function pg_temp.claims(who text) returns jsonb language sql immutable
-as $$ select case who when 'anon' then '{"role":"anon"}'::jsonb
-  when 'service' then '{"role":"service_role"}'::jsonb
-  else jsonb_build_object('sub', pg_temp.uid(who), 'role', 'authenticated') end $$;
-create function pg_temp.try_claims(claims jsonb, stmt text) returns text language plpgsql
-as $$
-declare
-  n bigint;
-  outcome text;
-begin
-  perform set_config('request.jwt.claims', claims::text, true);
-  perform set_config('role', claims ->> 'role', true);
-  begin
-    execute stmt;
-    get diagnostics n = row_count;
-    outcome := 'ok:' || n;
-  exception when others then
-    outcome := 'error:' || sqlstate;
-  end;
-  perform set_config('role', 'none', true);
-  perform set_config('request.jwt.claims', '', true);
-  return outcome;
-end
-$$;
-create function pg_temp.try_as(who text, stmt text) returns text language sql
-as $$ select pg_temp.try_claims(pg_temp.claims(who), stmt) $$;
-create function pg_temp.value_claims(claims jsonb, stmt text) returns text language plpgsql
-as $$
-declare
-  outcome text;
-begin
-  perform set_config('request.jwt.claims', claims::text, true);
-  perform set_config('role', claims ->> 'role', true);
-  begin
-    execute stmt into outcome;
-  exception when others then
-    outcome := 'error:' || sqlstate;
-  end;
-  perform set_config('role', 'none', true);
-  perform set_config('request.jwt.claims', '', true);
-  return outcome;
-end
-$$;
-create function pg_temp.value_as(who text, stmt text) returns text language sql
-as $$ select pg_temp.value_claims(pg_temp.claims(who), stmt) $$;
-create function pg_temp.add_user(who text, role_slug text) returns void language sql
-as $$
-  insert into auth.users (instance_id, id, aud, role, email)
-  values ('00000000-0000-0000-0000-000000000000', pg_temp.uid(who), 'authenticated',
-          'authenticated', who || '@pgtap.test');
-  delete from public.user_roles where user_id = pg_temp.uid(who);
-  insert into public.user_roles (user_id, role_id)
-  select pg_temp.uid(who), r.id from public.roles r where r.slug = role_slug;
-$$;
--- admin: the admin role; a and b: members owning separate rows; viewer: view-only; none: no role.
-insert into public.roles (slug, name) values ('pgtap_viewer', 'pgTAP viewer');
-insert into public.role_capabilities (role_id, section, action)
-select r.id, s, 'view' from public.roles r,
-  unnest(array['devices', 'entries', 'settings', 'services', 'tags']) as s
-where r.slug = 'pgtap_viewer';
-do $$ begin
-  perform pg_temp.add_user('admin', 'admin');
-  perform pg_temp.add_user('a', 'member');
-  perform pg_temp.add_user('b', 'member');
-  perform pg_temp.add_user('viewer', 'pgtap_viewer');
-  perform pg_temp.add_user('none', null);
-end $$;
+\ir helpers/actors.psql
 
 -- c holds users:view and users:edit without being an admin.
 insert into public.roles (slug, name) values ('pgtap_manager', 'Manager');
@@ -196,6 +123,12 @@ select is(pg_temp.refusal('{"jti":"pgtap-a-revoked"}') -> 'message' ->> 'code', 
 select is(pg_temp.refusal('{"jti":"pgtap-a-revoked"}') -> 'detail',
   '{"status":401,"headers":{"WWW-Authenticate":"Bearer error=\"invalid_token\", error_description=\"JWT revoked\""}}'::jsonb,
   'the refusal answers 401 with a Bearer invalid_token challenge');
+
+-- anon holds no privilege on these tables at all.
+select is(pg_temp.try_as('anon', $$insert into public.api_tokens (jti, user_id, label, expires_at) values ('pgtap-anon-new', 'ad000000-0000-4000-8000-0000000000aa', 'x', now() + interval '1 day')$$), 'error:42501',
+  'anon may not mint a token');
+select is(pg_temp.try_as('anon', $$delete from public.api_tokens$$), 'error:42501',
+  'anon may not delete a token');
 
 select * from finish();
 rollback;

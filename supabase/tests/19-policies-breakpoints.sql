@@ -2,82 +2,9 @@
 -- transition: resume once, only the resume fields change.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(37);
+select plan(38);
 
--- Fixture users (pg_temp.uid) and how a request runs as one of them: the role and JWT claims
--- PostgREST sets. try_as reports ok:<rows> (a SELECT reports its row count) or error:<SQLSTATE>;
--- value_as reports the first column of the first row, or error:<SQLSTATE>.
-create function pg_temp.uid(who text) returns uuid language sql immutable
-as $$ select ('ad000000-0000-4000-8000-0000000000' || case who when 'admin' then 'ad'
-  when 'a' then 'aa' when 'b' then 'bb' when 'c' then 'cc' when 'viewer' then 'ee'
-  when 'none' then 'ff' end)::uuid $$;
-create function pg_temp.claims(who text) returns jsonb language sql immutable
-as $$ select case who when 'anon' then '{"role":"anon"}'::jsonb
-  when 'service' then '{"role":"service_role"}'::jsonb
-  else jsonb_build_object('sub', pg_temp.uid(who), 'role', 'authenticated') end $$;
-create function pg_temp.try_claims(claims jsonb, stmt text) returns text language plpgsql
-as $$
-declare
-  n bigint;
-  outcome text;
-begin
-  perform set_config('request.jwt.claims', claims::text, true);
-  perform set_config('role', claims ->> 'role', true);
-  begin
-    execute stmt;
-    get diagnostics n = row_count;
-    outcome := 'ok:' || n;
-  exception when others then
-    outcome := 'error:' || sqlstate;
-  end;
-  perform set_config('role', 'none', true);
-  perform set_config('request.jwt.claims', '', true);
-  return outcome;
-end
-$$;
-create function pg_temp.try_as(who text, stmt text) returns text language sql
-as $$ select pg_temp.try_claims(pg_temp.claims(who), stmt) $$;
-create function pg_temp.value_claims(claims jsonb, stmt text) returns text language plpgsql
-as $$
-declare
-  outcome text;
-begin
-  perform set_config('request.jwt.claims', claims::text, true);
-  perform set_config('role', claims ->> 'role', true);
-  begin
-    execute stmt into outcome;
-  exception when others then
-    outcome := 'error:' || sqlstate;
-  end;
-  perform set_config('role', 'none', true);
-  perform set_config('request.jwt.claims', '', true);
-  return outcome;
-end
-$$;
-create function pg_temp.value_as(who text, stmt text) returns text language sql
-as $$ select pg_temp.value_claims(pg_temp.claims(who), stmt) $$;
-create function pg_temp.add_user(who text, role_slug text) returns void language sql
-as $$
-  insert into auth.users (instance_id, id, aud, role, email)
-  values ('00000000-0000-0000-0000-000000000000', pg_temp.uid(who), 'authenticated',
-          'authenticated', who || '@pgtap.test');
-  delete from public.user_roles where user_id = pg_temp.uid(who);
-  insert into public.user_roles (user_id, role_id)
-  select pg_temp.uid(who), r.id from public.roles r where r.slug = role_slug;
-$$;
--- admin: the admin role; a and b: members owning separate rows; viewer: view-only; none: no role.
-insert into public.roles (slug, name) values ('pgtap_viewer', 'pgTAP viewer');
-insert into public.role_capabilities (role_id, section, action)
-select r.id, s, 'view' from public.roles r,
-  unnest(array['devices', 'entries', 'settings', 'services', 'tags']) as s
-where r.slug = 'pgtap_viewer';
-do $$ begin
-  perform pg_temp.add_user('admin', 'admin');
-  perform pg_temp.add_user('a', 'member');
-  perform pg_temp.add_user('b', 'member');
-  perform pg_temp.add_user('viewer', 'pgtap_viewer');
-  perform pg_temp.add_user('none', null);
-end $$;
+\ir helpers/actors.psql
 
 insert into public.devices (uuid, name, owner_user_id) values
   ('de000000-0000-4000-8000-0000000000a1', 'pgtap a1', pg_temp.uid('a')),
@@ -184,6 +111,11 @@ select is(pg_temp.try_as('a', $$update public.breakpoint_events set resumed_at =
   'a member resumes with a modified message');
 select is((select resolution || ' ' || (modified_message ->> 'url') from public.breakpoint_events where id = 990102),
   'modify https://a.example/changed', 'the modify resume is stored');
+
+-- Known bug (see the report): the guard also refuses the ON DELETE SET NULL of resumed_by, so a
+-- user who ever resumed an event cannot be deleted.
+select lives_ok(format('delete from auth.users where id = %L', pg_temp.uid('admin')),
+  'a user who resumed an event can still be deleted');
 
 select * from finish();
 rollback;
