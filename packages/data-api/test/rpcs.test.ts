@@ -269,3 +269,52 @@ describe('devices.online', () => {
     expect(data).toEqual([{ uuid: fresh.uuid, online: true }]);
   });
 });
+
+describe('every RPC for every caller', () => {
+  const argumentsOf = (name: string): Record<string, unknown> =>
+    ({
+      entries_filtered_list: { search_q: marker },
+      entries_filtered_count: { search_q: marker },
+      expand_service_groups: { group_ids: [graphs.A.group.id] },
+      effective_settings_for_device: { target_uuid: graphs.A.device.uuid },
+    })[name] as Record<string, unknown>;
+  const names = [
+    'entries_filtered_list',
+    'entries_filtered_count',
+    'expand_service_groups',
+    'effective_settings_for_device',
+  ];
+
+  it.each(names)('%s: anon is refused with 401', async (name) => {
+    const result = await actors().anon.client.rpc(name, argumentsOf(name));
+    expect(result.status).toBe(401);
+    expect(result.error?.code).toBe('42501');
+  });
+
+  it.each([
+    // B's search finds only B's own entry on the shared host; A's group and device stay hidden.
+    ['entries_filtered_count', 200, 1],
+    ['expand_service_groups', 200, []],
+    ['effective_settings_for_device', 404, null],
+  ])("%s: member B learns nothing of member A's rows", async (name, status, data) => {
+    const result = await actors().B.client.rpc(name, argumentsOf(name));
+    expect(result.status).toBe(status);
+    expect(result.data).toEqual(data);
+  });
+
+  it("entries_filtered_list: member B sees only B's device", async () => {
+    const result = await actors().B.client.rpc(
+      'entries_filtered_list',
+      argumentsOf('entries_filtered_list'),
+    );
+    const rows = result.data as ListedEntry[];
+    expect(rows.map((row) => row.device_uuid)).toEqual([graphs.B.device.uuid]);
+  });
+
+  it.each(names)("%s: the admin reaches member A's rows", async (name) => {
+    const result = await actors().admin.client.rpc(name, argumentsOf(name));
+    expect(result.error).toBeNull();
+    expect(result.data).not.toEqual([]);
+    expect(result.data).not.toBe(0);
+  });
+});
