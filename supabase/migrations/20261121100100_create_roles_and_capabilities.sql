@@ -145,6 +145,24 @@ comment on function private.require_capability() is
   'BEFORE … FOR EACH STATEMENT trigger: raises 42501 (HTTP 403) when the API caller lacks '
   'capability tg_argv[0]:tg_argv[1].';
 
+-- Attribution columns (granted_by, added_by, tagged_by, updated_by) record the API caller, not
+-- what the request claims; the service and SQL may name someone (tg_argv[0]: the column).
+create function private.stamp_actor()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if current_user in ('anon', 'authenticated') then
+    new := jsonb_populate_record(new, jsonb_build_object(tg_argv[0], auth.uid()));
+  end if;
+  return new;
+end
+$$;
+
+create trigger user_roles_stamp_granted_by before insert or update on public.user_roles
+  for each row execute function private.stamp_actor('granted_by');
+
 -- Security definer: inserts into user_roles on behalf of the auth service, which signs users up.
 create function private.assign_default_role()
 returns trigger

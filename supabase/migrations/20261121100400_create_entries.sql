@@ -148,8 +148,10 @@ comment on function private.maintain_entries_partitions() is
 
 alter table public.entries enable row level security;
 revoke all on public.entries from anon;
--- Captures are immutable: no role but the service updates them.
-revoke update on public.entries from authenticated;
+-- Captures are immutable: no role but the service updates them. An editor may import captures
+-- (HAR) but never chooses the id: ids order every listing and key every link.
+revoke insert, update on public.entries from authenticated;
+grant insert (ts, kind, request_id, device_uuid, payload) on public.entries to authenticated;
 
 create policy entries_select on public.entries for select to authenticated
   using ((select public.has_capability('entries', 'view'))

@@ -40,6 +40,8 @@ create trigger settings_global_stamp_change before update on public.settings_glo
   for each row execute function private.stamp_settings_change();
 create trigger settings_device_stamp_change before update on public.settings_device
   for each row execute function private.stamp_settings_change();
+create trigger settings_device_stamp_updated_by before insert on public.settings_device
+  for each row execute function private.stamp_actor('updated_by');
 
 alter table public.settings_global enable row level security;
 alter table public.settings_device enable row level security;

@@ -47,6 +47,8 @@ comment on table public.workspace_entries is
 -- Serves: entry deletes cascading to their links.
 create index workspace_entries_entry_idx on public.workspace_entries (entry_id, entry_ts);
 
+create trigger workspace_entries_stamp_added_by before insert on public.workspace_entries
+  for each row execute function private.stamp_actor('added_by');
 create trigger workspaces_touch_updated_at before update on public.workspaces
   for each row execute function private.touch_updated_at();
 create trigger workspace_tabs_touch_updated_at before update on public.workspace_tabs

@@ -27,6 +27,9 @@ comment on table public.entry_tags is
 -- Serves: an entry's tags, and entry deletes cascading to their links.
 create index entry_tags_entry_idx on public.entry_tags (entry_id, entry_ts);
 
+create trigger entry_tags_stamp_tagged_by before insert on public.entry_tags
+  for each row execute function private.stamp_actor('tagged_by');
+
 -- Security definer: entry_tags' policies ask which tags the caller owns independently of the
 -- tags table's own RLS.
 create function private.owned_tag_ids()

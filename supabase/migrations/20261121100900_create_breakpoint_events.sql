@@ -36,15 +36,28 @@ create index breakpoint_events_device_uuid_held_at_idx
 create index breakpoint_events_held_idx on public.breakpoint_events (device_uuid)
   where resumed_at is null;
 
--- 001 §3: held → resumed, once. Only the resume fields may change, and only while held.
+-- 001 §3: held → resumed, once. Only the resume fields may change, and only while held. For API
+-- callers the database owns the resume record: a new event is held, and a resume is stamped with
+-- the server's clock and the caller's id whatever the request says.
 create function private.guard_breakpoint_transition()
 returns trigger
 language plpgsql
 set search_path = ''
 as $$
+declare
+  api_caller boolean := current_user in ('anon', 'authenticated');
 begin
-  -- The resumer's account was deleted (resumed_by ... on delete set null): the history stays.
-  if old.resumed_by is not null and new.resumed_by is null
+  if tg_op = 'INSERT' then
+    if api_caller and (new.resumed_at, new.resumed_by, new.resolution, new.modified_message)
+                      is distinct from (null::timestamptz, null::uuid, null::text, null::jsonb) then
+      raise exception 'a new breakpoint event is held: leave the resume fields unset'
+        using errcode = '23514';
+    end if;
+    return new;
+  end if;
+  -- The resumer's account was deleted (resumed_by ... on delete set null, which runs as the
+  -- table owner): the history stays.
+  if not api_caller and old.resumed_by is not null and new.resumed_by is null
      and (to_jsonb(new) - 'resumed_by') = (to_jsonb(old) - 'resumed_by') then
     return new;
   end if;
@@ -59,18 +72,18 @@ begin
     raise exception 'only resumed_at, resumed_by, resolution and modified_message may change'
       using errcode = '23514';
   end if;
-  -- Resuming needs only the resolution; the server's clock stamps the time.
-  if new.resolution is not null and new.resumed_at is null then
-    new.resumed_at := now();
-  end if;
-  -- An API caller is recorded as the resumer whatever they send; the service may name one.
-  if new.resumed_at is not null then
-    new.resumed_by := case when auth.uid() is not null then auth.uid() else new.resumed_by end;
+  if new.resolution is not null then
+    if api_caller then
+      new.resumed_at := now();
+      new.resumed_by := auth.uid();
+    else
+      new.resumed_at := coalesce(new.resumed_at, now());
+    end if;
   end if;
   return new;
 end
 $$;
-create trigger breakpoint_events_guard_transition before update on public.breakpoint_events
+create trigger breakpoint_events_guard_transition before insert or update on public.breakpoint_events
   for each row execute function private.guard_breakpoint_transition();
 
 alter table public.breakpoint_events enable row level security;

@@ -78,19 +78,18 @@ begin
   end if;
   select d.owner_user_id into device_owner from public.devices d where d.uuid = target_uuid;
 
-  if device_claim is not null then
-    -- 001 §4.2: a device may only ask for its own uuid.
-    if device_claim is distinct from target_uuid::text then
-      raise exception 'a device token may read only its own settings' using errcode = '42501';
-    end if;
-  else
-    if not public.has_capability('settings', 'view') then
-      raise exception 'permission denied: capability settings:view required'
-        using errcode = '42501';
-    end if;
-    if device_owner is distinct from auth.uid() and not private.is_admin() then
-      device_owner := null;
-    end if;
+  -- 001 §4.2: a device may only ask for its own uuid. A device token is its owner's token
+  -- narrowed to one device, so the owner's capability and ownership still apply.
+  if device_claim is not null and device_claim is distinct from target_uuid::text then
+    raise exception 'a device token may read only its own settings' using errcode = '42501';
+  end if;
+  if not public.has_capability('settings', 'view') then
+    raise exception 'permission denied: capability settings:view required'
+      using errcode = '42501';
+  end if;
+  if device_owner is distinct from auth.uid()
+     and (device_claim is not null or not private.is_admin()) then
+    device_owner := null;
   end if;
   if device_owner is null then
     raise sqlstate 'PT404' using message = 'device not found',

@@ -102,7 +102,7 @@ select is(pg_temp.try_as('a', $$update public.breakpoint_events set resumed_at =
   'error:23514', 'a resume needs a resolution');
 select is(pg_temp.try_as('a', $$update public.breakpoint_events set resumed_at = now(), resolution = 'modify'
   where id = 990102$$), 'error:23514', 'a modify resume needs the modified message');
-select is(pg_temp.try_as('a', $$update public.breakpoint_events set resumed_at = held_at - interval '1 second',
+select is(pg_temp.try_as('service', $$update public.breakpoint_events set resumed_at = held_at - interval '1 second',
   resolution = 'continue' where id = 990102$$), 'error:23514', 'an event may not resume before it was held');
 select is(pg_temp.try_as('a', $$update public.breakpoint_events set resumed_at = now(), resolution = 'continue',
   modified_message = '{}' where id = 990102$$), 'error:23514', 'only a modify resume carries a modified message');
@@ -112,8 +112,8 @@ select is(pg_temp.try_as('a', $$update public.breakpoint_events set resumed_at =
 select is((select resolution || ' ' || (modified_message ->> 'url') from public.breakpoint_events where id = 990102),
   'modify https://a.example/changed', 'the modify resume is stored');
 
--- Known bug (see the report): the guard also refuses the ON DELETE SET NULL of resumed_by, so a
--- user who ever resumed an event cannot be deleted.
+-- Regression: the guard once refused the ON DELETE SET NULL of resumed_by, so a user who ever
+-- resumed an event could not be deleted.
 select lives_ok(format('delete from auth.users where id = %L', pg_temp.uid('admin')),
   'a user who resumed an event can still be deleted');
 

@@ -120,7 +120,7 @@ select is(pg_temp.value_claims(pg_temp.claims('a') || '{"device_uuid":"de000000-
   'error:42501', 'a device token may not read another user''s device');
 select is(pg_temp.value_claims(pg_temp.claims('none') || '{"device_uuid":"de000000-0000-4000-8000-0000000000f1"}',
   $$select public.effective_settings_for_device('de000000-0000-4000-8000-0000000000f1') ->> 'device_uuid'$$),
-  'de000000-0000-4000-8000-0000000000f1', 'a device token needs no settings:view of its owner');
+  'error:42501', 'a device token is its owner''s token: without settings:view it reads nothing');
 select is(pg_temp.value_claims(pg_temp.claims('a') || '{"device_uuid":"de000000-0000-4000-8000-0000000000ff"}',
   $$select public.effective_settings_for_device('de000000-0000-4000-8000-0000000000ff')$$),
   'error:PT404', 'a device token of a deleted device finds nothing');
