@@ -16,6 +16,7 @@ import { startCluster } from './postgres/cluster.ts';
 import { applyMigrations, applyPlatformBootstrap, applySeed } from './postgres/schema-setup.ts';
 import { startPostgrest } from './postgrest.ts';
 import { loadProjectConfig } from './project-config.ts';
+import { startRealtime } from './realtime/realtime-service.ts';
 import { type StatusVariables, statusVariables } from './status-variables.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -140,12 +141,15 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       functions.startAll(),
     ]);
     stoppers.push(postgrest.stop, auth.stop);
+    const realtime = await startRealtime({ dbUrl: cluster.url, jwtSecret: keys.jwtSecret, logger });
+    stoppers.push(realtime.stop);
     const gateway = await startGateway({
       port: ports.api,
       keys,
       restPort: ports.rest,
       authPort: ports.auth,
       functions,
+      realtime,
       logger,
     });
     stoppers.push(gateway.stop);

@@ -14,7 +14,7 @@ function bearerOf(header: string | undefined): string | undefined {
 }
 
 /** The JWT a project key stands for, or undefined when the value is not one of our keys. */
-function projectKeyJwt(value: string, keys: ProjectKeys): string | undefined {
+export function projectKeyJwt(value: string, keys: ProjectKeys): string | undefined {
   if (value === keys.publishableKey || value === keys.anonKey) return keys.anonKey;
   if (value === keys.secretKey || value === keys.serviceRoleKey) return keys.serviceRoleKey;
   return undefined;

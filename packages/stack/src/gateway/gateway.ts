@@ -1,12 +1,15 @@
 // The stack's single entry point (port 54321, like the CLI's Kong): /rest/v1 to PostgREST,
-// /auth/v1 to the auth service, /functions/v1 to the function processes, CORS for browsers.
+// /auth/v1 to the auth service, /functions/v1 to the function processes, WebSocket upgrades at
+// /realtime/v1/websocket to the realtime service, CORS for browsers.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { jwtVerify } from 'jose';
 import type { Logger } from 'pino';
 import type { FunctionHost } from '../functions/function-host.ts';
 import type { ProjectKeys } from '../keys.ts';
+import type { RealtimeService } from '../realtime/realtime-service.ts';
 import { isPreflight, preflightHeaders } from './cors.ts';
-import { decideRestCredentials, translateAuthorization } from './credentials.ts';
+import { decideRestCredentials, projectKeyJwt, translateAuthorization } from './credentials.ts';
 import { forward, UpstreamPools } from './forward.ts';
 import { sendJson } from './json-response.ts';
 
@@ -17,6 +20,7 @@ export interface GatewayOptions {
   restPort: number;
   authPort: number;
   functions: FunctionHost;
+  realtime?: RealtimeService;
   logger: Logger;
 }
 
@@ -171,11 +175,31 @@ function handle(request: IncomingMessage, response: ServerResponse, options: Gat
       });
       return;
     case '/realtime/v1':
-      sendJson(response, 503, { message: 'Realtime is not running in this stack' });
+      sendJson(response, 404, {
+        message: 'Realtime is served over WebSocket at /realtime/v1/websocket',
+      });
       return;
     default:
       sendJson(response, 404, { message: 'no Route matched with those values' });
   }
+}
+
+/**
+ * Kong's realtime route: the `apikey` query parameter (or header) becomes the JWT it stands for,
+ * and the realtime service takes the socket over.
+ */
+function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, options: GatewayOptions) {
+  const url = new URL(request.url ?? '/', 'http://gateway');
+  if (url.pathname !== '/realtime/v1/websocket' || !options.realtime) {
+    socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    return;
+  }
+  const apikey =
+    url.searchParams.get('apikey') ??
+    headerValue(request, 'apikey') ??
+    headerValue(request, 'x-api-key');
+  const token = apikey ? (projectKeyJwt(apikey, options.keys) ?? apikey) : null;
+  options.realtime.handleUpgrade(request, socket, head, token);
 }
 
 export async function startGateway(
@@ -186,6 +210,13 @@ export async function startGateway(
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, (request, response) =>
     handle(request, response, options),
   );
+  // Upgraded sockets leave the HTTP server's bookkeeping but still hold close() open.
+  const upgraded = new Set<Duplex>();
+  server.on('upgrade', (request, socket, head) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+    upgrade(request, socket, head, options);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, '127.0.0.1', () => resolve());
@@ -193,6 +224,7 @@ export async function startGateway(
   return {
     url: `http://127.0.0.1:${options.port}`,
     async stop() {
+      for (const socket of upgraded) socket.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await upstreams.close();

@@ -1,0 +1,35 @@
+// One joined channel of one socket: its topic, the identity it acts as, and its postgres_changes
+// bindings. Shared by the socket session (which fills it) and the dispatcher (which reads it).
+import type { TableRef } from './catalog.ts';
+import type { ColumnFilter } from './filters.ts';
+import type { UserBroadcast } from './protocol.ts';
+import type { Claims } from './tokens.ts';
+import type { ChangeType } from './wal-stream.ts';
+
+export interface PostgresBinding {
+  /** The integer the client matches in `payload.ids`. */
+  id: number;
+  event: '*' | ChangeType;
+  filters: ColumnFilter[];
+  /** Published tables the binding covers ('*' bindings cover several). */
+  tables: TableRef[];
+}
+
+/** How the dispatcher and other sockets reach the socket a member belongs to. */
+export interface MemberOutbox {
+  sendFrame(topic: string, joinRef: string | null, event: string, payload: object): void;
+  sendBroadcast(member: ChannelMember, broadcast: UserBroadcast): void;
+}
+
+export interface ChannelMember {
+  outbox: MemberOutbox;
+  topic: string;
+  joinRef: string | null;
+  token: string | null;
+  claims: Claims;
+  identity: string;
+  bindings: PostgresBinding[];
+  broadcastSelf: boolean;
+  broadcastAck: boolean;
+  expiryTimer: NodeJS.Timeout | null;
+}

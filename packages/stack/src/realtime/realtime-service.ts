@@ -1,0 +1,154 @@
+// The local stack's Realtime service (issue: Realtime): the WebSocket endpoint behind the
+// gateway at /realtime/v1/websocket, the wal2json change stream, and the fan-out to channels.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import { Catalog } from './catalog.ts';
+import type { ChannelMember } from './channel-member.ts';
+import { Dispatcher } from './dispatcher.ts';
+import type { Vsn } from './protocol.ts';
+import { SocketSession } from './socket-session.ts';
+import { type TokenCheck, verifyRealtimeToken } from './tokens.ts';
+import { WalStream } from './wal-stream.ts';
+
+export interface RealtimeOptions {
+  dbUrl: string;
+  jwtSecret: string;
+  logger: Logger;
+  /** Pause between polls of the slot when the last one came back short. */
+  pollIntervalMs?: number;
+  /** Changes read per poll. */
+  batchSize?: number;
+}
+
+export interface RealtimeService {
+  /** Takes over an HTTP upgrade; `token` is the JWT the gateway derived from `apikey`. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, token: string | null): void;
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function refuseUpgrade(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\n` +
+      'content-type: application/json; charset=utf-8\r\n' +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
+export async function startRealtime(options: RealtimeOptions): Promise<RealtimeService> {
+  const logger = options.logger.child({ component: 'realtime' });
+  const pool = new pg.Pool({
+    connectionString: options.dbUrl,
+    max: 5,
+    application_name: 'realtime',
+  });
+  pool.on('error', (error) => logger.warn({ err: error }, 'realtime pool connection lost'));
+  const catalog = new Catalog(pool);
+  const stream = new WalStream(options.dbUrl, catalog, logger);
+  const dispatcher = new Dispatcher(pool, catalog, logger);
+  const secret = new TextEncoder().encode(options.jwtSecret);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 3 * 1024 * 1024 });
+  const members = new Set<ChannelMember>();
+  const byTopic = new Map<string, Set<ChannelMember>>();
+  let bindingIds = 1000;
+  let hasTokenTable: boolean | undefined;
+
+  async function isRevoked(jti: unknown): Promise<boolean> {
+    if (typeof jti !== 'string') return false;
+    if (hasTokenTable === undefined) {
+      const { rows } = await pool.query<{ ok: boolean }>(
+        "select to_regclass('public.api_tokens') is not null as ok",
+      );
+      hasTokenTable = rows[0]?.ok ?? false;
+    }
+    if (!hasTokenTable) return false;
+    const { rows } = await pool.query<{ revoked: boolean }>(
+      'select exists (select 1 from public.api_tokens where jti = $1 and revoked_at is not null) as revoked',
+      [jti],
+    );
+    return rows[0]?.revoked ?? false;
+  }
+
+  /** JWT checks plus what Realtime adds here: a role PostgREST could use, a jti not revoked. */
+  async function verifyToken(token: string | null): Promise<TokenCheck> {
+    const check = await verifyRealtimeToken(token, secret);
+    if (!check.ok) return check;
+    if (!(await catalog.isSwitchableRole(check.claims.role))) {
+      return { ok: false, message: `Invalid role "${check.claims.role}" in JWT` };
+    }
+    if (await isRevoked(check.claims.jti)) return { ok: false, message: 'Token has been revoked' };
+    return check;
+  }
+
+  const host = {
+    catalog,
+    verifyToken,
+    register(member: ChannelMember) {
+      members.add(member);
+      const topicMembers = byTopic.get(member.topic) ?? new Set();
+      topicMembers.add(member);
+      byTopic.set(member.topic, topicMembers);
+    },
+    unregister(member: ChannelMember) {
+      members.delete(member);
+      byTopic.get(member.topic)?.delete(member);
+      if (byTopic.get(member.topic)?.size === 0) byTopic.delete(member.topic);
+    },
+    membersOf: (topic: string) => byTopic.get(topic) ?? [],
+    nextBindingId: () => (bindingIds += 1),
+  };
+
+  let stopped = false;
+  const pollInterval = options.pollIntervalMs ?? 10;
+  const batchSize = options.batchSize ?? 1000;
+  const loop = (async () => {
+    let failures = 0;
+    while (!stopped) {
+      try {
+        const changes = await stream.poll(batchSize);
+        await dispatcher.dispatch(changes, members);
+        failures = 0;
+        if (changes.length < batchSize) await sleep(pollInterval);
+      } catch (error) {
+        if (stopped) break;
+        failures += 1;
+        logger.warn({ err: error, failures }, 'realtime poll failed; retrying');
+        await sleep(Math.min(100 * 2 ** failures, 5_000));
+      }
+    }
+  })();
+
+  return {
+    handleUpgrade(request, socket, head, token) {
+      const url = new URL(request.url ?? '/', 'http://realtime');
+      const vsn: Vsn = url.searchParams.get('vsn') === '1.0.0' ? '1.0.0' : '2.0.0';
+      verifyToken(token)
+        .then((check) => {
+          if (!check.ok) {
+            refuseUpgrade(socket, 401, check.message);
+            return;
+          }
+          wss.handleUpgrade(request, socket, head, (ws) => {
+            new SocketSession(ws, vsn, token as string, host);
+          });
+        })
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'realtime upgrade failed');
+          refuseUpgrade(socket, 401, 'Unable to verify the token');
+        });
+    },
+    async stop() {
+      stopped = true;
+      for (const client of wss.clients) client.terminate();
+      wss.close();
+      await loop;
+      await stream.close();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}

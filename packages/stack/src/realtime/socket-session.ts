@@ -1,0 +1,313 @@
+// One Realtime WebSocket: decodes frames, answers heartbeats, joins and leaves channels, takes
+// access_token updates and relays broadcasts (reference supabase-compat §2c). What happens to
+// database changes is the dispatcher's business; this file only keeps the channel members current.
+import type { WebSocket } from 'ws';
+import type { Catalog, TableRef } from './catalog.ts';
+import type { ChannelMember, PostgresBinding } from './channel-member.ts';
+import { FilterError, parseFilters } from './filters.ts';
+import {
+  decodeBroadcastPush,
+  decodeTextFrame,
+  encodeTextFrame,
+  encodeUserBroadcast,
+  type Frame,
+  ProtocolError,
+  type UserBroadcast,
+  type Vsn,
+} from './protocol.ts';
+import { type Claims, identityKey, type TokenCheck } from './tokens.ts';
+import type { ChangeType } from './wal-stream.ts';
+
+export interface SessionHost {
+  catalog: Catalog;
+  verifyToken(token: string | null): Promise<TokenCheck>;
+  register(member: ChannelMember): void;
+  unregister(member: ChannelMember): void;
+  membersOf(topic: string): Iterable<ChannelMember>;
+  nextBindingId(): number;
+}
+
+const EVENTS = new Set(['*', 'INSERT', 'UPDATE', 'DELETE']);
+/** setTimeout's ceiling; tokens living longer are re-armed when the timer fires. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+interface BindingRequest {
+  event?: unknown;
+  schema?: unknown;
+  table?: unknown;
+  filter?: unknown;
+}
+
+export class SocketSession {
+  private readonly members = new Map<string, ChannelMember>();
+  private readonly outbox: ChannelMember['outbox'] = {
+    sendFrame: (topic, joinRef, event, payload) =>
+      this.send({ joinRef, ref: null, topic, event, payload: payload as Record<string, unknown> }),
+    sendBroadcast: (member, broadcast) => this.sendBroadcast(member, broadcast),
+  };
+
+  private readonly socket: WebSocket;
+  private readonly vsn: Vsn;
+  private readonly socketToken: string;
+  private readonly host: SessionHost;
+
+  constructor(socket: WebSocket, vsn: Vsn, socketToken: string, host: SessionHost) {
+    this.socket = socket;
+    this.vsn = vsn;
+    this.socketToken = socketToken;
+    this.host = host;
+    socket.on('message', (data, isBinary) => {
+      this.receive(data as Buffer, isBinary).catch(() => socket.close(1011, 'internal error'));
+    });
+    socket.on('close', () => {
+      for (const member of this.members.values()) this.drop(member);
+    });
+  }
+
+  private send(frame: Frame): void {
+    if (this.socket.readyState === this.socket.OPEN) {
+      this.socket.send(encodeTextFrame(frame, this.vsn));
+    }
+  }
+
+  private reply(frame: Frame, status: 'ok' | 'error', response: object): void {
+    this.send({
+      joinRef: frame.joinRef,
+      ref: frame.ref,
+      topic: frame.topic,
+      event: 'phx_reply',
+      payload: { status, response },
+    });
+  }
+
+  private sendBroadcast(member: ChannelMember, broadcast: UserBroadcast): void {
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    if (this.vsn === '2.0.0') {
+      this.socket.send(encodeUserBroadcast({ ...broadcast, topic: member.topic }));
+    } else if (!broadcast.binary) {
+      this.send({
+        joinRef: member.joinRef,
+        ref: null,
+        topic: member.topic,
+        event: 'broadcast',
+        payload: { type: 'broadcast', event: broadcast.event, payload: broadcast.payload },
+      });
+    }
+  }
+
+  private async receive(data: Buffer, isBinary: boolean): Promise<void> {
+    if (isBinary) {
+      let broadcast: UserBroadcast;
+      try {
+        broadcast = decodeBroadcastPush(data);
+      } catch {
+        return;
+      }
+      this.relay(broadcast);
+      return;
+    }
+    let frame: Frame;
+    try {
+      frame = decodeTextFrame(data.toString('utf8'), this.vsn);
+    } catch (error) {
+      if (error instanceof ProtocolError) return;
+      throw error;
+    }
+    if (frame.topic === 'phoenix') {
+      if (frame.event === 'heartbeat') this.reply(frame, 'ok', {});
+      return;
+    }
+    if (frame.event === 'phx_join') {
+      await this.join(frame);
+      return;
+    }
+    const member = this.members.get(frame.topic);
+    if (!member) {
+      this.reply(frame, 'error', { reason: 'unmatched topic' });
+      return;
+    }
+    switch (frame.event) {
+      case 'phx_leave':
+        this.reply(frame, 'ok', {});
+        this.drop(member);
+        return;
+      case 'access_token':
+        await this.updateToken(member, frame.payload.access_token);
+        return;
+      case 'broadcast': {
+        const { event, payload } = frame.payload;
+        this.relay({
+          joinRef: frame.joinRef,
+          ref: frame.ref,
+          topic: frame.topic,
+          event: typeof event === 'string' ? event : '',
+          payload,
+          binary: false,
+          meta: null,
+        });
+        return;
+      }
+      default:
+        this.reply(frame, 'error', { reason: `${frame.event} is not supported by this stack` });
+    }
+  }
+
+  private relay(broadcast: UserBroadcast): void {
+    const sender = this.members.get(broadcast.topic);
+    if (!sender) return;
+    for (const member of this.host.membersOf(broadcast.topic)) {
+      if (member === sender && !sender.broadcastSelf) continue;
+      member.outbox.sendBroadcast(member, broadcast);
+    }
+    if (sender.broadcastAck && broadcast.ref) {
+      this.send({
+        joinRef: broadcast.joinRef,
+        ref: broadcast.ref,
+        topic: broadcast.topic,
+        event: 'phx_reply',
+        payload: { status: 'ok', response: {} },
+      });
+    }
+  }
+
+  private async bindingsFor(requests: BindingRequest[]): Promise<PostgresBinding[] | string> {
+    const bindings: PostgresBinding[] = [];
+    for (const request of requests) {
+      const event = typeof request.event === 'string' ? request.event.toUpperCase() : '';
+      const schema = typeof request.schema === 'string' ? request.schema : '';
+      const table = typeof request.table === 'string' && request.table ? request.table : undefined;
+      const filter = typeof request.filter === 'string' ? request.filter : undefined;
+      const described = `[event: ${request.event}, schema: ${schema}, table: ${table ?? '*'}, filters: [${filter ?? ''}]]`;
+      if (!EVENTS.has(event) || !schema) {
+        return `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: ${described}`;
+      }
+      let filters: PostgresBinding['filters'];
+      try {
+        filters = parseFilters(filter);
+      } catch (error) {
+        if (error instanceof FilterError)
+          return `Error parsing \`filter\` params: ${error.message}`;
+        throw error;
+      }
+      const tables = await this.host.catalog.publishedTablesMatching(schema, table);
+      if (tables.length === 0) {
+        return `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: ${described}`;
+      }
+      if (table && table !== '*') {
+        const columns = await this.host.catalog.columnsOf(tables[0] as TableRef);
+        const unknown = filters.find((candidate) => !columns.has(candidate.column));
+        if (unknown) {
+          return `Error parsing \`filter\` params: column "${unknown.column}" does not exist in ${schema}.${table}`;
+        }
+      }
+      bindings.push({
+        id: this.host.nextBindingId(),
+        event: event as '*' | ChangeType,
+        filters,
+        tables,
+      });
+    }
+    return bindings;
+  }
+
+  private async join(frame: Frame): Promise<void> {
+    const config = (frame.payload.config ?? {}) as Record<string, unknown>;
+    const offered = frame.payload.access_token;
+    const token =
+      typeof offered === 'string' && !offered.startsWith('sb_') ? offered : this.socketToken;
+    const check = await this.host.verifyToken(token);
+    if (!check.ok) {
+      this.reply(frame, 'error', { reason: check.message });
+      return;
+    }
+    const requests = Array.isArray(config.postgres_changes)
+      ? (config.postgres_changes as BindingRequest[])
+      : [];
+    const bindings = await this.bindingsFor(requests);
+    if (typeof bindings === 'string') {
+      this.reply(frame, 'error', { reason: bindings });
+      return;
+    }
+    const previous = this.members.get(frame.topic);
+    if (previous) this.drop(previous);
+    const broadcast = (config.broadcast ?? {}) as Record<string, unknown>;
+    const member: ChannelMember = {
+      outbox: this.outbox,
+      topic: frame.topic,
+      joinRef: frame.joinRef,
+      token,
+      claims: check.claims,
+      identity: identityKey(check.claims),
+      bindings,
+      broadcastSelf: broadcast.self === true,
+      broadcastAck: broadcast.ack === true,
+      expiryTimer: null,
+    };
+    this.members.set(frame.topic, member);
+    this.host.register(member);
+    this.armExpiry(member);
+    this.reply(frame, 'ok', {
+      postgres_changes: requests.map((request, index) => ({
+        ...request,
+        id: bindings[index]?.id,
+      })),
+    });
+    if (bindings.length > 0) {
+      member.outbox.sendFrame(member.topic, member.joinRef, 'system', {
+        channel: frame.topic.replace(/^realtime:/, ''),
+        extension: 'postgres_changes',
+        message: 'Subscribed to PostgreSQL',
+        status: 'ok',
+      });
+    }
+  }
+
+  private async updateToken(member: ChannelMember, offered: unknown): Promise<void> {
+    if (typeof offered !== 'string' || offered.startsWith('sb_') || offered === member.token) {
+      return;
+    }
+    const check = await this.host.verifyToken(offered);
+    if (!check.ok) {
+      this.closeWithError(member, check.message);
+      return;
+    }
+    member.token = offered;
+    member.claims = check.claims;
+    member.identity = identityKey(check.claims);
+    this.armExpiry(member);
+  }
+
+  /** Realtime closes a channel whose token expires, with a `system` error first. */
+  private armExpiry(member: ChannelMember): void {
+    if (member.expiryTimer) clearTimeout(member.expiryTimer);
+    const remaining = (member.claims as Claims).exp * 1000 - Date.now();
+    member.expiryTimer = setTimeout(
+      () => {
+        if ((member.claims as Claims).exp * 1000 <= Date.now()) {
+          this.closeWithError(member, 'Token has expired');
+        } else {
+          this.armExpiry(member);
+        }
+      },
+      Math.max(0, Math.min(remaining, MAX_TIMER_MS)),
+    );
+    member.expiryTimer.unref();
+  }
+
+  private closeWithError(member: ChannelMember, message: string): void {
+    member.outbox.sendFrame(member.topic, member.joinRef, 'system', {
+      channel: member.topic.replace(/^realtime:/, ''),
+      extension: 'system',
+      message,
+      status: 'error',
+    });
+    member.outbox.sendFrame(member.topic, member.joinRef, 'phx_close', {});
+    this.drop(member);
+  }
+
+  private drop(member: ChannelMember): void {
+    if (member.expiryTimer) clearTimeout(member.expiryTimer);
+    if (this.members.get(member.topic) === member) this.members.delete(member.topic);
+    this.host.unregister(member);
+  }
+}

@@ -1,0 +1,185 @@
+// Changes from a wal2json (format 2) logical slot owned by this service: a temporary slot on a
+// dedicated connection, read with pg_logical_slot_get_changes and limited to the publication's
+// tables (how Supabase Realtime's list_changes reads it). A partition's change is reported
+// under its root table.
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Catalog, TableRef } from './catalog.ts';
+
+export type ChangeType = 'INSERT' | 'UPDATE' | 'DELETE';
+
+export interface ChangeColumn {
+  name: string;
+  type: string;
+  /** format_type() of the column, for casts in visibility queries. */
+  sqlType: string;
+}
+
+export interface Change {
+  /** The table subscribers name (a partition's root). */
+  table: TableRef;
+  type: ChangeType;
+  commitTimestamp: string;
+  columns: ChangeColumn[];
+  record: Record<string, unknown> | null;
+  oldRecord: Record<string, unknown> | null;
+  primaryKey: ChangeColumn[];
+  /** Primary-key values as text, in primaryKey order (for visibility checks). */
+  keyValues: string[];
+  /** JSON size of the record, to apply the 1 MB limit. */
+  recordBytes: number;
+}
+
+interface Wal2JsonColumn {
+  name: string;
+  type: string;
+  typeoid: number;
+  value?: unknown;
+}
+
+interface Wal2JsonChange {
+  action: string;
+  timestamp: string;
+  schema: string;
+  table: string;
+  columns?: Wal2JsonColumn[];
+  identity?: Wal2JsonColumn[];
+  pk?: Wal2JsonColumn[];
+}
+
+const ACTIONS: Record<string, ChangeType> = { I: 'INSERT', U: 'UPDATE', D: 'DELETE' };
+const NO_TABLE = 'pg_catalog.__no_published_table__';
+
+/** wal2json's text for timestamps ('2026-11-21 06:15:58.13+00') in ISO form. */
+function isoTimestamp(value: string): string {
+  return value.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
+}
+
+/** Realtime's commit_timestamp format: YYYY-MM-DDTHH24:MI:SS.MSZ. */
+function commitTimestamp(value: string): string {
+  const date = new Date(isoTimestamp(value));
+  return Number.isNaN(date.getTime()) ? value : date.toISOString();
+}
+
+export class WalStream {
+  private client: pg.Client | null = null;
+  private readonly slot = `realtime_${process.pid}_${Date.now().toString(36)}`;
+
+  private readonly dbUrl: string;
+  private readonly catalog: Catalog;
+  private readonly logger: Logger;
+
+  constructor(dbUrl: string, catalog: Catalog, logger: Logger) {
+    this.dbUrl = dbUrl;
+    this.catalog = catalog;
+    this.logger = logger;
+  }
+
+  private async connect(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    const client = new pg.Client({ connectionString: this.dbUrl, application_name: 'realtime' });
+    client.on('error', (error) => {
+      this.logger.warn({ err: error }, 'realtime slot connection lost');
+      this.client = null;
+    });
+    await client.connect();
+    await client.query(
+      "select pg_catalog.pg_create_logical_replication_slot($1, 'wal2json', true)",
+      [this.slot],
+    );
+    this.client = client;
+    this.logger.info({ slot: this.slot }, 'realtime slot created');
+    return client;
+  }
+
+  /** The next changes in commit order (at most `max`); [] when there are none. */
+  async poll(max: number): Promise<Change[]> {
+    const client = await this.connect();
+    const tables = await this.catalog.publishedRelations();
+    let rows: Array<{ data: string }>;
+    try {
+      ({ rows } = await client.query<{ data: string }>(
+        `select data from pg_catalog.pg_logical_slot_get_changes($1, null, $2,
+           'format-version', '2', 'include-pk', '1', 'include-timestamp', '1',
+           'include-type-oids', '1', 'include-transaction', '0',
+           'actions', 'insert,update,delete', 'add-tables', $3)`,
+        [this.slot, max, tables.length > 0 ? tables.join(',') : NO_TABLE],
+      ));
+    } catch (error) {
+      // A broken connection takes its temporary slot along; the next poll starts a new one.
+      await client.end().catch(() => undefined);
+      this.client = null;
+      throw error;
+    }
+    const changes: Change[] = [];
+    for (const row of rows) {
+      const change = await this.toChange(JSON.parse(row.data) as Wal2JsonChange);
+      if (change) changes.push(change);
+    }
+    return changes;
+  }
+
+  private async describe(columns: Wal2JsonColumn[]): Promise<ChangeColumn[]> {
+    return Promise.all(
+      columns.map(async (column) => ({
+        name: column.name,
+        type: await this.catalog.typeName(column.typeoid),
+        sqlType: column.type,
+      })),
+    );
+  }
+
+  private recordOf(columns: Wal2JsonColumn[], types: ChangeColumn[]): Record<string, unknown> {
+    const record: Record<string, unknown> = {};
+    columns.forEach((column, index) => {
+      const type = types[index]?.type ?? '';
+      let value = column.value ?? null;
+      if (typeof value === 'string' && (type === 'json' || type === 'jsonb')) {
+        try {
+          value = JSON.parse(value);
+        } catch {
+          // keep the text
+        }
+      } else if (typeof value === 'string' && (type === 'timestamptz' || type === 'timestamp')) {
+        value = isoTimestamp(value);
+      }
+      record[column.name] = value;
+    });
+    return record;
+  }
+
+  private async toChange(raw: Wal2JsonChange): Promise<Change | null> {
+    const type = ACTIONS[raw.action];
+    if (!type) return null;
+    const table = await this.catalog.rootOf({ schema: raw.schema, table: raw.table });
+    const newColumns = raw.columns ?? [];
+    const oldColumns = raw.identity ?? [];
+    const columnTypes = await this.describe(newColumns.length > 0 ? newColumns : oldColumns);
+    const primaryKey = await this.describe(raw.pk ?? []);
+    const record = type === 'DELETE' ? null : this.recordOf(newColumns, columnTypes);
+    const oldRecord =
+      oldColumns.length > 0 ? this.recordOf(oldColumns, await this.describe(oldColumns)) : null;
+    const keySource = (type === 'DELETE' ? oldColumns : newColumns) as Wal2JsonColumn[];
+    const keyValues = primaryKey.map((key) => {
+      const value = keySource.find((column) => column.name === key.name)?.value;
+      return value === null || value === undefined ? '' : String(value);
+    });
+    return {
+      table,
+      type,
+      commitTimestamp: commitTimestamp(raw.timestamp),
+      columns: columnTypes,
+      record,
+      oldRecord,
+      primaryKey,
+      keyValues,
+      recordBytes: record ? Buffer.byteLength(JSON.stringify(record)) : 0,
+    };
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+}
