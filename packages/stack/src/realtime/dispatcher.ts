@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Catalog } from './catalog.ts';
 import type { ChannelMember, PostgresBinding } from './channel-member.ts';
 import { matchesFilters } from './filters.ts';
-import { visibleRows } from './visibility.ts';
+import { answerVisibility } from './visibility.ts';
 import type { Change } from './wal-stream.ts';
 
 /** Realtime's max_record_bytes: a larger record is replaced by the 413 form. */
@@ -111,29 +111,37 @@ export class Dispatcher {
       }
     }
     const result = new Map<string, boolean>();
-    const queue = [...groups.values()];
-    const worker = async () => {
-      for (let group = queue.shift(); group; group = queue.shift()) {
-        const first = changes[group.indexes[0] as number] as Change;
-        let seen = new Set<number>();
-        try {
-          seen = await visibleRows(
-            this.pool,
-            { role: group.member.claims.role, claims: group.member.claims },
-            first.table,
-            first.primaryKey,
-            group.indexes.map((index) => (changes[index] as Change).keyValues),
-          );
-        } catch (error) {
-          // A failing check hides the rows (never shows them): fail closed.
-          this.logger.warn({ err: error, table: group.table }, 'realtime visibility check failed');
-        }
-        group.indexes.forEach((changeIndex, position) => {
-          result.set(`${group.member.identity}|${changeIndex}`, seen.has(position));
+    const list = [...groups.values()];
+    // Round trips in flight at once: one per pool connection the dispatcher may use.
+    const lanes = 4;
+    const perLane = Math.ceil(list.length / lanes);
+    await Promise.all(
+      Array.from({ length: lanes }, async (_, lane) => {
+        const slice = list.slice(lane * perLane, (lane + 1) * perLane);
+        if (slice.length === 0) return;
+        const answers = await answerVisibility(
+          this.pool,
+          slice.map((group) => {
+            const first = changes[group.indexes[0] as number] as Change;
+            return {
+              identity: { role: group.member.claims.role, claims: group.member.claims },
+              table: first.table,
+              primaryKey: first.primaryKey,
+              keys: group.indexes.map((index) => (changes[index] as Change).keyValues),
+            };
+          }),
+          (error) => this.logger.warn({ err: error }, 'realtime visibility check failed'),
+        );
+        slice.forEach((group, position) => {
+          group.indexes.forEach((changeIndex, keyPosition) => {
+            result.set(
+              `${group.member.identity}|${changeIndex}`,
+              answers[position]?.has(keyPosition) ?? false,
+            );
+          });
         });
-      }
-    };
-    await Promise.all(Array.from({ length: 4 }, worker));
+      }),
+    );
     return result;
   }
 

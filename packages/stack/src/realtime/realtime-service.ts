@@ -103,6 +103,8 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
     nextBindingId: () => (bindingIds += 1),
   };
 
+  // Changes committed after startRealtime returns are streamed: the slot exists by then.
+  await stream.connect();
   let stopped = false;
   const pollInterval = options.pollIntervalMs ?? 10;
   const batchSize = options.batchSize ?? 1000;
@@ -111,6 +113,9 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
     while (!stopped) {
       try {
         const changes = await stream.poll(batchSize);
+        if (changes.length > 0) {
+          logger.debug({ changes: changes.length, members: members.size }, 'realtime batch');
+        }
         await dispatcher.dispatch(changes, members);
         failures = 0;
         if (changes.length < batchSize) await sleep(pollInterval);

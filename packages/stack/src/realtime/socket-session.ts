@@ -40,6 +40,7 @@ interface BindingRequest {
 
 export class SocketSession {
   private readonly members = new Map<string, ChannelMember>();
+  private inbox: Promise<void> = Promise.resolve();
   private readonly outbox: ChannelMember['outbox'] = {
     sendFrame: (topic, joinRef, event, payload) =>
       this.send({ joinRef, ref: null, topic, event, payload: payload as Record<string, unknown> }),
@@ -56,8 +57,12 @@ export class SocketSession {
     this.vsn = vsn;
     this.socketToken = socketToken;
     this.host = host;
+    // Frames are handled one after another: a join is async, and an access_token push sent
+    // right behind it must find the channel joined.
     socket.on('message', (data, isBinary) => {
-      this.receive(data as Buffer, isBinary).catch(() => socket.close(1011, 'internal error'));
+      this.inbox = this.inbox
+        .then(() => this.receive(data as Buffer, isBinary))
+        .catch(() => socket.close(1011, 'internal error'));
     });
     socket.on('close', () => {
       for (const member of this.members.values()) this.drop(member);

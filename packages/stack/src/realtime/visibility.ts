@@ -10,43 +10,69 @@ export interface Identity {
   claims: Record<string, unknown>;
 }
 
-/**
- * Indexes into `keys` of the rows `identity` can select from `table` right now.
- * `keys[i]` holds the primary-key values (as text) in `primaryKey` order.
- */
-export async function visibleRows(
-  pool: Pool,
-  identity: Identity,
-  table: TableRef,
-  primaryKey: ChangeColumn[],
-  keys: string[][],
-): Promise<Set<number>> {
-  if (keys.length === 0 || primaryKey.length === 0) return new Set();
-  const unnestArgs = primaryKey.map((_, index) => `$${index + 1}::text[]`).join(', ');
+/** One identity's question: which of these keys of `table` may it select? */
+export interface VisibilityQuestion {
+  identity: Identity;
+  table: TableRef;
+  primaryKey: ChangeColumn[];
+  /** Primary-key values as text, in primaryKey order. */
+  keys: string[][];
+}
+
+/** Questions answered per round trip: each is its own transaction in one simple query. */
+const QUESTIONS_PER_ROUND_TRIP = 50;
+
+function transactionFor(question: VisibilityQuestion, literal: (value: string) => string): string {
+  const { identity, table, primaryKey, keys } = question;
   const aliases = primaryKey.map((_, index) => `k${index}`);
+  const arrays = primaryKey.map(
+    (_, index) => `array[${keys.map((key) => literal(key[index] ?? '')).join(', ')}]::text[]`,
+  );
   const conditions = primaryKey
     .map((column, index) => `t.${quoteIdent(column.name)} = u.${aliases[index]}::${column.sqlType}`)
     .join(' and ');
-  const sql = `select u.ord::int as ord
-    from unnest(${unnestArgs}) with ordinality as u (${aliases.join(', ')}, ord)
+  return `begin read only;
+    select set_config('role', ${literal(identity.role)}, true),
+           set_config('request.jwt.claims', ${literal(JSON.stringify(identity.claims))}, true),
+           set_config('statement_timeout', '5s', true);
+    select u.ord::int as ord
+    from unnest(${arrays.join(', ')}) with ordinality as u (${aliases.join(', ')}, ord)
     where exists (select 1 from ${quoteIdent(table.schema)}.${quoteIdent(table.table)} t
-                  where ${conditions})`;
-  const columns = primaryKey.map((_, index) => keys.map((key) => key[index] ?? null));
-  const client = await pool.connect();
-  try {
-    await client.query('begin read only');
-    await client.query(
-      `select set_config('role', $1, true), set_config('request.jwt.claims', $2, true),
-              set_config('statement_timeout', '5s', true)`,
-      [identity.role, JSON.stringify(identity.claims)],
-    );
-    const { rows } = await client.query<{ ord: number }>(sql, columns);
-    await client.query('commit');
-    return new Set(rows.map((row) => row.ord - 1));
-  } catch (error) {
-    await client.query('rollback').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
+                  where ${conditions});
+    commit;`;
+}
+
+/**
+ * For each question, the indexes into its `keys` that its identity can select right now. Many
+ * identities share a round trip (simple query protocol, every value a literal escaped by the
+ * driver); a failure anywhere in a round trip hides all its rows (fail closed) and is rethrown
+ * to the caller through `onError`.
+ */
+export async function answerVisibility(
+  pool: Pool,
+  questions: VisibilityQuestion[],
+  onError: (error: unknown) => void,
+): Promise<Array<Set<number>>> {
+  const answers = questions.map(() => new Set<number>());
+  for (let start = 0; start < questions.length; start += QUESTIONS_PER_ROUND_TRIP) {
+    const chunk = questions.slice(start, start + QUESTIONS_PER_ROUND_TRIP);
+    const client = await pool.connect();
+    try {
+      const literal = (value: string) => client.escapeLiteral(value);
+      const results = (await client.query(
+        chunk.map((question) => transactionFor(question, literal)).join('\n'),
+      )) as unknown as Array<{ rows: Array<{ ord: number }> }>;
+      chunk.forEach((_, index) => {
+        // Four results per transaction: begin, set_config, the check, commit.
+        const rows = results[index * 4 + 2]?.rows ?? [];
+        answers[start + index] = new Set(rows.map((row) => row.ord - 1));
+      });
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      onError(error);
+    } finally {
+      client.release();
+    }
   }
+  return answers;
 }

@@ -75,7 +75,8 @@ export class WalStream {
     this.logger = logger;
   }
 
-  private async connect(): Promise<pg.Client> {
+  /** Creates the slot (if needed): changes committed from then on are streamed. */
+  async connect(): Promise<pg.Client> {
     if (this.client) return this.client;
     const client = new pg.Client({ connectionString: this.dbUrl, application_name: 'realtime' });
     client.on('error', (error) => {
@@ -83,6 +84,9 @@ export class WalStream {
       this.client = null;
     });
     await client.connect();
+    // Every read logs "starting logical decoding" at LOG, which ranks above ERROR in the server
+    // log; keep it out.
+    await client.query('set log_min_messages = fatal');
     await client.query(
       "select pg_catalog.pg_create_logical_replication_slot($1, 'wal2json', true)",
       [this.slot],
