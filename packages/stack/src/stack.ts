@@ -4,6 +4,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { localStackComponents, startStatusService } from '@capture/status';
 import pino, { type Logger } from 'pino';
 import { authConfigFrom } from './auth/auth-config.ts';
 import { startAuthService } from './auth/service.ts';
@@ -40,6 +41,8 @@ export interface StackOptions {
   ephemeral?: boolean;
   /** Apply supabase/seed.sql when the database is new (default true). */
   seed?: boolean;
+  /** How often the status service writes service_status (default 10 s, 002 §8). */
+  statusIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -153,6 +156,13 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       logger,
     });
     stoppers.push(gateway.stop);
+    const status = await startStatusService({
+      dbUrl: cluster.url,
+      components: localStackComponents({ dbUrl: cluster.url, apiUrl, anonKey: keys.anonKey }),
+      intervalMs: options.statusIntervalMs,
+      logger,
+    });
+    stoppers.push(status.stop);
 
     const stack: RunningStack = {
       projectDir,

@@ -45,7 +45,7 @@ async function signUpActor(stack: RunningStack, name: Actor['name']): Promise<Ac
   return { name, id: data.user.id, accessToken: token, client: authed };
 }
 
-async function setRoles(service: SupabaseClient, userId: string, slugs: string[]) {
+export async function setRoles(service: SupabaseClient, userId: string, slugs: string[]) {
   const deleted = await service.from('user_roles').delete().eq('user_id', userId);
   if (deleted.error) throw new Error(deleted.error.message);
   if (slugs.length === 0) return;
@@ -67,6 +67,8 @@ export function useActors(): () => Actors {
       dataDir,
       ports: 'free',
       ephemeral: true,
+      // Frequent status snapshots, so feed tests see service_status UPDATEs quickly.
+      statusIntervalMs: 500,
       logger: pino({ level: process.env.STACK_LOG_LEVEL ?? 'warn' }),
     });
     const service = createClient(stack.apiUrl, stack.keys.serviceRoleKey, clientOptions);
