@@ -67,6 +67,17 @@ export const BENCH_HOSTS = SUBDOMAINS.flatMap((sub) => DOMAINS.map((domain) => `
 
 /** Creates the bench users and devices, the partitions, then the entries in batches. */
 export async function generateBenchData(db: Client, options: BenchDataOptions): Promise<BenchData> {
+  const data = await createBenchDevices(db, options);
+  await insertBenchEntries(db, data.deviceUuids, options);
+  await db.query('analyze public.entries');
+  return data;
+}
+
+/** U users with D devices each, and the weekly partitions of the last W weeks. */
+export async function createBenchDevices(
+  db: Client,
+  options: Pick<BenchDataOptions, 'users' | 'devicesPerUser' | 'weeks'>,
+): Promise<BenchData> {
   const userIds = Array.from(
     { length: options.users },
     (_, i) => `b0000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`,
@@ -87,12 +98,19 @@ export async function generateBenchData(db: Client, options: BenchDataOptions): 
      returning uuid`,
     [userIds, options.devicesPerUser],
   );
-  const deviceUuids = rows.map((row) => row.uuid);
   await db.query(
     `select private.create_entries_partitions(now() - make_interval(weeks => $1), now())`,
     [options.weeks],
   );
+  return { userIds, deviceUuids: rows.map((row) => row.uuid) };
+}
 
+/** N entries over the last W weeks on the given devices, in batches of one INSERT … SELECT. */
+export async function insertBenchEntries(
+  db: Client,
+  deviceUuids: string[],
+  options: Pick<BenchDataOptions, 'entries' | 'weeks' | 'batchSize' | 'onProgress'>,
+): Promise<void> {
   const batchSize = options.batchSize ?? 100_000;
   for (let start = 0; start < options.entries; start += batchSize) {
     const count = Math.min(batchSize, options.entries - start);
@@ -132,6 +150,4 @@ export async function generateBenchData(db: Client, options: BenchDataOptions): 
     );
     options.onProgress?.(start + count);
   }
-  await db.query('analyze public.entries');
-  return { userIds, deviceUuids };
 }

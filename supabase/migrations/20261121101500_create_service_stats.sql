@@ -32,89 +32,74 @@ comment on table private.entry_counts_hourly is
   'Entries per capture hour and dimension value (status class, source, host, device), for the '
   '24 h figures of the snapshot; pruned after 2 days.';
 
--- Rolls a set of entries (a statement's transition table) into the counters with `sign` +1/-1.
-create function private.roll_up_entries(changed jsonb, sign integer)
-returns void
+-- Statement triggers with transition tables: one roll-up per INSERT or DELETE statement, however
+-- many rows, read straight from the transition table (`changed_rows` in both triggers).
+-- Security definer: any role that may insert or delete entries must update the private counters.
+create function private.count_entries()
+returns trigger
 language plpgsql
+security definer
 set search_path = ''
 as $$
+declare
+  sign integer := case tg_op when 'INSERT' then 1 else -1 end;
 begin
   update private.entry_totals
-  set entries = entries + sign * (select count(*) from jsonb_array_elements(changed))
+  set entries = entries + sign * (select count(*) from changed_rows)
   where id = 1;
 
+  -- Only the windows a snapshot reads get counters: older captures (imports) count in the total.
   insert into private.entry_counts_minutely as m (bucket, entries)
-  select date_trunc('minute', (e ->> 'ts')::timestamptz), sign * count(*)
-  from jsonb_array_elements(changed) as e
+  select date_trunc('minute', c.ts), sign * count(*)
+  from changed_rows c
+  where c.ts >= now() - interval '2 days'
   group by 1
   on conflict (bucket) do update set entries = m.entries + excluded.entries;
 
   insert into private.entry_counts_hourly as h (bucket, dimension, key, entries)
-  select date_trunc('hour', (e ->> 'ts')::timestamptz), d.dimension, d.key, sign * count(*)
-  from jsonb_array_elements(changed) as e
+  select date_trunc('hour', c.ts), d.dimension, d.key, sign * count(*)
+  from changed_rows c
   cross join lateral (values
     ('total', ''),
-    ('status_class', substr(e -> 'payload' ->> 'statusCode', 1, 1)),
-    ('source', coalesce(e -> 'payload' ->> 'source', 'unknown')),
-    ('host', coalesce(e ->> 'host', '')),
-    ('device', coalesce(e ->> 'device_uuid', ''))
+    ('status_class', substr(c.payload ->> 'statusCode', 1, 1)),
+    ('source', coalesce(c.payload ->> 'source', 'unknown')),
+    ('host', coalesce(c.host, '')),
+    ('device', coalesce(c.device_uuid::text, ''))
   ) as d (dimension, key)
-  where d.key is not null
+  where c.ts >= now() - interval '2 days' and d.key is not null
     and (d.dimension <> 'status_class' or d.key in ('1', '2', '3', '4', '5'))
   group by 1, 2, 3
   on conflict (bucket, dimension, key) do update set entries = h.entries + excluded.entries;
-end
-$$;
-
--- Statement triggers with transition tables: one roll-up per INSERT or DELETE, however many rows.
-create function private.count_inserted_entries()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  perform private.roll_up_entries(
-    (select coalesce(jsonb_agg(jsonb_build_object('ts', i.ts, 'host', i.host,
-       'device_uuid', i.device_uuid, 'payload', jsonb_build_object(
-         'statusCode', i.payload -> 'statusCode', 'source', i.payload -> 'source'))), '[]')
-     from inserted i), 1);
   return null;
 end
 $$;
-comment on function private.count_inserted_entries() is
-  'Security definer: any role that may insert entries must update the private counters.';
-
-create function private.count_deleted_entries()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  perform private.roll_up_entries(
-    (select coalesce(jsonb_agg(jsonb_build_object('ts', d.ts, 'host', d.host,
-       'device_uuid', d.device_uuid, 'payload', jsonb_build_object(
-         'statusCode', d.payload -> 'statusCode', 'source', d.payload -> 'source'))), '[]')
-     from deleted d), -1);
-  return null;
-end
-$$;
-comment on function private.count_deleted_entries() is
-  'Security definer: any role that may delete entries must update the private counters.';
+comment on function private.count_entries() is
+  'Rolls the rows of an INSERT or DELETE statement on entries into the stats counters.';
 
 create trigger entries_count_inserted after insert on public.entries
-  referencing new table as inserted
-  for each statement execute function private.count_inserted_entries();
+  referencing new table as changed_rows
+  for each statement execute function private.count_entries();
 create trigger entries_count_deleted after delete on public.entries
-  referencing old table as deleted
-  for each statement execute function private.count_deleted_entries();
+  referencing old table as changed_rows
+  for each statement execute function private.count_entries();
 
--- Backfill the windows the snapshot reads from what is already there.
-select private.roll_up_entries(coalesce(jsonb_agg(jsonb_build_object('ts', e.ts, 'host', e.host,
-    'device_uuid', e.device_uuid, 'payload', jsonb_build_object(
-      'statusCode', e.payload -> 'statusCode', 'source', e.payload -> 'source'))), '[]'), 1)
-from public.entries e where e.ts >= now() - interval '2 days';
+-- Backfill the windows the snapshot reads from what is already there (two days of captures).
+insert into private.entry_counts_minutely (bucket, entries)
+select date_trunc('minute', e.ts), count(*) from public.entries e
+where e.ts >= now() - interval '2 days' group by 1;
+insert into private.entry_counts_hourly (bucket, dimension, key, entries)
+select date_trunc('hour', e.ts), d.dimension, d.key, count(*)
+from public.entries e
+cross join lateral (values
+  ('total', ''),
+  ('status_class', substr(e.payload ->> 'statusCode', 1, 1)),
+  ('source', coalesce(e.payload ->> 'source', 'unknown')),
+  ('host', coalesce(e.host, '')),
+  ('device', coalesce(e.device_uuid::text, ''))
+) as d (dimension, key)
+where e.ts >= now() - interval '2 days' and d.key is not null
+  and (d.dimension <> 'status_class' or d.key in ('1', '2', '3', '4', '5'))
+group by 1, 2, 3;
 
 -- A dropped partition takes its rows without a DELETE: retention subtracts them from the total.
 create or replace function private.drop_expired_entries_partitions()
