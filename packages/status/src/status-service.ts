@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { HostSampler } from './host-metrics.ts';
 import { type ComponentProbe, runProbe } from './probes.ts';
-import type { ComponentStatus, StatusSnapshot } from './snapshot-schemas.ts';
+import { type ComponentStatus, StatusSnapshot } from './snapshot-schemas.ts';
 
 export interface ComponentDefinition {
   key: string;
@@ -116,12 +116,13 @@ export async function startStatusService(
 
   async function takeSnapshot(): Promise<StatusSnapshot> {
     const components = await Promise.all(options.components.map(probeComponent));
-    return {
+    // The shared schema guards what goes out: a drift fails here, not in a dashboard.
+    return StatusSnapshot.parse({
       overall: rollUpOverall(components),
       host: host.sample(),
       components,
       generated_at: new Date().toISOString(),
-    };
+    });
   }
 
   async function write(snapshot: StatusSnapshot): Promise<void> {
