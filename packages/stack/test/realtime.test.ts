@@ -370,3 +370,58 @@ describe('broadcast', () => {
     expect(await waitFor(() => got[0])).toEqual({ n: 1 });
   });
 });
+
+describe('limits', () => {
+  const open = (stack: RunningStack) =>
+    new Promise<WebSocket>((resolve) => {
+      const socket = new WebSocket(
+        `${stack.apiUrl.replace('http', 'ws')}/realtime/v1/websocket?apikey=${stack.keys.anonKey}&vsn=2.0.0`,
+      );
+      socket.on('open', () => resolve(socket));
+    });
+  const joinFrame = (topic: string, ref: number) =>
+    JSON.stringify([String(ref), String(ref), topic, 'phx_join', { config: {} }]);
+
+  it('refuses a channel beyond 100 on one connection', async () => {
+    const socket = await open(getStack());
+    const replies: unknown[][] = [];
+    socket.on('message', (data) => replies.push(JSON.parse(data.toString())));
+    for (let n = 1; n <= 101; n += 1) socket.send(joinFrame(`realtime:many-${n}`, n));
+    const last = await waitFor(() => replies.find((reply) => reply[1] === '101'));
+    expect(last[4]).toEqual({
+      status: 'error',
+      response: { reason: 'at most 100 channels per connection' },
+    });
+    expect(
+      replies.filter((reply) => (reply[4] as { status: string }).status === 'ok'),
+    ).toHaveLength(100);
+    socket.close();
+  });
+
+  it('disconnects a client that stops reading instead of buffering for it without bound', async () => {
+    const stack = getStack();
+    const slow = await open(stack);
+    const sender = await open(stack);
+    slow.send(joinFrame('realtime:flood', 1));
+    sender.send(joinFrame('realtime:flood', 1));
+    await settle();
+    let closeCode = 0;
+    slow.on('close', (code) => {
+      closeCode = code;
+    });
+    // Stop reading on the slow client's TCP socket, then flood the topic with 24 MB.
+    (slow as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    const fields = ['1', '', 'realtime:flood', 'blob', ''].map((field) => Buffer.from(field));
+    const push = Buffer.concat([
+      Buffer.from([3, ...fields.map((field) => field.length), 1]),
+      ...fields,
+      Buffer.from(JSON.stringify({ blob: 'x'.repeat(1024 * 1024) })),
+    ]);
+    for (let n = 0; n < 24; n += 1) sender.send(push);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    (slow as unknown as { _socket: { resume(): void } })._socket.resume();
+    await waitFor(() => (closeCode ? closeCode : undefined), 10_000);
+    expect(closeCode).toBe(1013);
+    sender.close();
+  }, 20_000);
+});

@@ -28,6 +28,13 @@ export interface SessionHost {
 }
 
 const EVENTS = new Set(['*', 'INSERT', 'UPDATE', 'DELETE']);
+/** Bounds per socket, so one client cannot make the service hold or check without limit. */
+export const MAX_CHANNELS_PER_SOCKET = 100;
+export const MAX_BINDINGS_PER_CHANNEL = 100;
+/** A client this far behind (bytes queued for it) is disconnected rather than buffered for. */
+export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** WebSocket close code 1013, "try again later": the client reconnects and rejoins. */
+const CLOSE_TOO_SLOW = 1013;
 /** setTimeout's ceiling; tokens living longer are re-armed when the timer fires. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -70,9 +77,17 @@ export class SocketSession {
   }
 
   private send(frame: Frame): void {
-    if (this.socket.readyState === this.socket.OPEN) {
-      this.socket.send(encodeTextFrame(frame, this.vsn));
+    this.deliver(encodeTextFrame(frame, this.vsn));
+  }
+
+  /** Sends unless the client has fallen too far behind; then it is disconnected (1013). */
+  private deliver(data: string | Buffer): void {
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.socket.close(CLOSE_TOO_SLOW, 'client too slow');
+      return;
     }
+    this.socket.send(data);
   }
 
   private reply(frame: Frame, status: 'ok' | 'error', response: object): void {
@@ -86,9 +101,8 @@ export class SocketSession {
   }
 
   private sendBroadcast(member: ChannelMember, broadcast: UserBroadcast): void {
-    if (this.socket.readyState !== this.socket.OPEN) return;
     if (this.vsn === '2.0.0') {
-      this.socket.send(encodeUserBroadcast({ ...broadcast, topic: member.topic }));
+      this.deliver(encodeUserBroadcast({ ...broadcast, topic: member.topic }));
     } else if (!broadcast.binary) {
       this.send({
         joinRef: member.joinRef,
@@ -228,6 +242,18 @@ export class SocketSession {
     const requests = Array.isArray(config.postgres_changes)
       ? (config.postgres_changes as BindingRequest[])
       : [];
+    if (requests.length > MAX_BINDINGS_PER_CHANNEL) {
+      this.reply(frame, 'error', {
+        reason: `at most ${MAX_BINDINGS_PER_CHANNEL} postgres_changes bindings per channel`,
+      });
+      return;
+    }
+    if (!this.members.has(frame.topic) && this.members.size >= MAX_CHANNELS_PER_SOCKET) {
+      this.reply(frame, 'error', {
+        reason: `at most ${MAX_CHANNELS_PER_SOCKET} channels per connection`,
+      });
+      return;
+    }
     const bindings = await this.bindingsFor(requests);
     if (typeof bindings === 'string') {
       this.reply(frame, 'error', { reason: bindings });
