@@ -1,7 +1,8 @@
 -- Stats feed (002 §1, §2.1, §4.1, §5, §8): the single-row service_stats snapshot, get_stats(),
--- and the running counters that keep it fast as entries grows. Inserts and deletes on entries
--- roll up, once per statement, into per-minute and per-hour counters, so a snapshot reads a few
--- thousand counter rows instead of scanning captures.
+-- and the running counters that keep it fast as entries grows. Every INSERT, UPDATE and DELETE
+-- statement on entries appends its counts to a delta log (appends never wait on each other);
+-- the per-minute job folds the log into per-minute and per-hour counters and the total. A
+-- snapshot reads counters plus the unfolded log: a few thousand rows, never the captures.
 
 create table private.entry_totals (
   id smallint primary key default 1,
@@ -32,9 +33,22 @@ comment on table private.entry_counts_hourly is
   'Entries per capture hour and dimension value (status class, source, host, device), for the '
   '24 h figures of the snapshot; pruned after 2 days.';
 
--- Statement triggers with transition tables: one roll-up per INSERT or DELETE statement, however
--- many rows, read straight from the transition table (`changed_rows` in both triggers).
--- Security definer: any role that may insert or delete entries must update the private counters.
+create table private.entry_count_deltas (
+  granularity text not null,
+  bucket timestamptz,
+  dimension text not null,
+  key text not null,
+  entries bigint not null,
+  constraint entry_count_deltas_granularity_check check (granularity in ('total', 'minute', 'hour'))
+);
+comment on table private.entry_count_deltas is
+  'Counts appended per statement on entries (never updated, so writers never wait on each '
+  'other); folded into the counters by private.fold_entry_counts().';
+
+-- Statement triggers with transition tables: one append per INSERT, UPDATE or DELETE statement,
+-- however many rows; an UPDATE counts its old rows out and its new rows in. Only the windows a
+-- snapshot reads (two days) get minute and hour counts: older captures count in the total.
+-- Security definer: any role that may write entries must append to the private log.
 create function private.count_entries()
 returns trigger
 language plpgsql
@@ -42,46 +56,75 @@ security definer
 set search_path = ''
 as $$
 declare
-  sign integer := case tg_op when 'INSERT' then 1 else -1 end;
+  side record;
 begin
-  update private.entry_totals
-  set entries = entries + sign * (select count(*) from changed_rows)
-  where id = 1;
-
-  -- Only the windows a snapshot reads get counters: older captures (imports) count in the total.
-  insert into private.entry_counts_minutely as m (bucket, entries)
-  select date_trunc('minute', c.ts), sign * count(*)
-  from changed_rows c
-  where c.ts >= now() - interval '2 days'
-  group by 1
-  on conflict (bucket) do update set entries = m.entries + excluded.entries;
-
-  insert into private.entry_counts_hourly as h (bucket, dimension, key, entries)
-  select date_trunc('hour', c.ts), d.dimension, d.key, sign * count(*)
-  from changed_rows c
-  cross join lateral (values
-    ('total', ''),
-    ('status_class', substr(c.payload ->> 'statusCode', 1, 1)),
-    ('source', coalesce(c.payload ->> 'source', 'unknown')),
-    ('host', coalesce(c.host, '')),
-    ('device', coalesce(c.device_uuid::text, ''))
-  ) as d (dimension, key)
-  where c.ts >= now() - interval '2 days' and d.key is not null
-    and (d.dimension <> 'status_class' or d.key in ('1', '2', '3', '4', '5'))
-  group by 1, 2, 3
-  on conflict (bucket, dimension, key) do update set entries = h.entries + excluded.entries;
+  for side in
+    select * from (values ('old_rows', -1), ('new_rows', 1)) as v (rel, sign)
+    where (v.rel = 'old_rows' and tg_op in ('UPDATE', 'DELETE'))
+       or (v.rel = 'new_rows' and tg_op in ('UPDATE', 'INSERT'))
+  loop
+    execute format($sql$
+      insert into private.entry_count_deltas (granularity, bucket, dimension, key, entries)
+      select 'total', null, 'total', '', %2$s * count(*) from %1$I
+      union all
+      select 'minute', date_trunc('minute', c.ts), 'total', '', %2$s * count(*)
+      from %1$I c where c.ts >= now() - interval '2 days'
+      group by 2
+      union all
+      select 'hour', date_trunc('hour', c.ts), d.dimension, d.key, %2$s * count(*)
+      from %1$I c
+      cross join lateral (values
+        ('total', ''),
+        ('status_class', substr(c.payload ->> 'statusCode', 1, 1)),
+        ('source', coalesce(c.payload ->> 'source', 'unknown')),
+        ('host', coalesce(c.host, '')),
+        ('device', coalesce(c.device_uuid::text, ''))
+      ) as d (dimension, key)
+      where c.ts >= now() - interval '2 days' and d.key is not null
+        and (d.dimension <> 'status_class' or d.key in ('1', '2', '3', '4', '5'))
+      group by 2, 3, 4
+      $sql$, side.rel, side.sign);
+  end loop;
   return null;
 end
 $$;
 comment on function private.count_entries() is
-  'Rolls the rows of an INSERT or DELETE statement on entries into the stats counters.';
+  'Appends the counts of an INSERT, UPDATE or DELETE statement on entries to the delta log.';
 
 create trigger entries_count_inserted after insert on public.entries
-  referencing new table as changed_rows
+  referencing new table as new_rows
+  for each statement execute function private.count_entries();
+create trigger entries_count_updated after update on public.entries
+  referencing old table as old_rows new table as new_rows
   for each statement execute function private.count_entries();
 create trigger entries_count_deleted after delete on public.entries
-  referencing old table as changed_rows
+  referencing old table as old_rows
   for each statement execute function private.count_entries();
+
+-- Folds the delta log into the counters: one statement, so rows appended meanwhile stay for the
+-- next fold. Called by the service-stats job.
+create function private.fold_entry_counts()
+returns void
+language sql
+set search_path = ''
+as $$
+  with moved as (
+    delete from private.entry_count_deltas returning granularity, bucket, dimension, key, entries
+  ), totals as (
+    update private.entry_totals
+    set entries = entries + coalesce((select sum(m.entries) from moved m where m.granularity = 'total'), 0)
+    where id = 1
+  ), minutes as (
+    insert into private.entry_counts_minutely as c (bucket, entries)
+    select m.bucket, sum(m.entries) from moved m where m.granularity = 'minute' group by m.bucket
+    on conflict (bucket) do update set entries = c.entries + excluded.entries
+  )
+  insert into private.entry_counts_hourly as c (bucket, dimension, key, entries)
+  select m.bucket, m.dimension, m.key, sum(m.entries)
+  from moved m where m.granularity = 'hour'
+  group by m.bucket, m.dimension, m.key
+  on conflict (bucket, dimension, key) do update set entries = c.entries + excluded.entries
+$$;
 
 -- Backfill the windows the snapshot reads from what is already there (two days of captures).
 insert into private.entry_counts_minutely (bucket, entries)
@@ -134,6 +177,8 @@ begin
     -- Links reference entries by (id, ts); a referenced partition cannot be detached.
     execute format('delete from public.workspace_entries where entry_ts < %L', cutoff);
     execute format('delete from public.entry_tags where entry_ts < %L', cutoff);
+    -- Locked first, so no delete can commit between the count and the drop.
+    execute format('lock table %s in access exclusive mode', partition.rel);
     execute format('select count(*) from %s', partition.rel) into dropped_rows;
     execute format('alter table public.entries detach partition %s', partition.rel);
     execute format('drop table %s', partition.rel);
@@ -155,22 +200,33 @@ stable
 set search_path = ''
 as $$
   with hourly as (
-    select dimension, key, sum(entries)::bigint as entries
-    from private.entry_counts_hourly
-    where bucket >= date_trunc('hour', now()) - interval '23 hours'
-    group by dimension, key
-    having sum(entries) > 0
+    select u.dimension, u.key, sum(u.entries)::bigint as entries
+    from (
+      select h.dimension, h.key, h.entries from private.entry_counts_hourly h
+      where h.bucket >= date_trunc('hour', now()) - interval '23 hours'
+      union all
+      select d.dimension, d.key, d.entries from private.entry_count_deltas d
+      where d.granularity = 'hour' and d.bucket >= date_trunc('hour', now()) - interval '23 hours'
+    ) as u
+    group by u.dimension, u.key
+    having sum(u.entries) > 0
+  ), minutely as (
+    select m.bucket, m.entries from private.entry_counts_minutely m
+    union all
+    select d.bucket, d.entries from private.entry_count_deltas d where d.granularity = 'minute'
   )
   select jsonb_build_object(
     'total_devices', (select count(*) from public.devices),
     'online_devices', (select count(*) from public.devices d
                        where d.last_seen_at > now() - private.online_window()),
-    'total_entries', (select t.entries from private.entry_totals t where t.id = 1),
-    'entries_1h', (select coalesce(sum(m.entries), 0) from private.entry_counts_minutely m
+    'total_entries', (select t.entries from private.entry_totals t where t.id = 1)
+                     + (select coalesce(sum(d.entries), 0) from private.entry_count_deltas d
+                        where d.granularity = 'total'),
+    'entries_1h', (select coalesce(sum(m.entries), 0) from minutely m
                    where m.bucket >= date_trunc('minute', now()) - interval '59 minutes'),
     'entries_24h', coalesce((select h.entries from hourly h where h.dimension = 'total'), 0),
     'requests_per_sec', (select round(coalesce(sum(m.entries), 0) / 300.0, 3)
-                         from private.entry_counts_minutely m
+                         from minutely m
                          where m.bucket >= date_trunc('minute', now()) - interval '4 minutes'),
     'status_class_mix', (select coalesce(jsonb_object_agg(h.key, h.entries), '{}')
                          from hourly h where h.dimension = 'status_class'),
@@ -244,6 +300,7 @@ returns void
 language sql
 set search_path = ''
 as $$
+  select private.fold_entry_counts();
   insert into public.service_stats as s (id, snapshot, updated_at)
   values (1, private.compute_stats(), now())
   on conflict (id) do update set snapshot = excluded.snapshot, updated_at = excluded.updated_at;
@@ -251,7 +308,8 @@ as $$
   delete from private.entry_counts_hourly where bucket < now() - interval '2 days';
 $$;
 comment on function private.refresh_service_stats() is
-  'pg_cron job service-stats: writes the snapshot row and prunes counters older than 2 days.';
+  'pg_cron job service-stats: folds the delta log, writes the snapshot row and prunes counters '
+  'older than 2 days.';
 
 select cron.schedule('service-stats', '* * * * *', 'select private.refresh_service_stats()');
 select private.refresh_service_stats();

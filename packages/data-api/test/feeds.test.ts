@@ -87,6 +87,26 @@ describe('stats', () => {
     expect(after.total_devices).toBe(before.total_devices + 1);
   });
 
+  it('never makes one capture writer wait for another', async () => {
+    const { stack } = actors();
+    const first = new pg.Client({ connectionString: stack.dbUrl });
+    const second = new pg.Client({ connectionString: stack.dbUrl });
+    await Promise.all([first.connect(), second.connect()]);
+    try {
+      await first.query('begin');
+      await first.query(`insert into public.entries (payload) values ('{"host":"open.example"}')`);
+      // With a shared counter row this insert would wait for the first transaction to end.
+      await second.query("set lock_timeout = '1s'");
+      const inserted = await second.query(
+        `insert into public.entries (payload) values ('{"host":"parallel.example"}') returning id`,
+      );
+      expect(inserted.rowCount).toBe(1);
+      await first.query('rollback');
+    } finally {
+      await Promise.all([first.end(), second.end()]);
+    }
+  });
+
   it('is refused with 403 42501 without stats:view', async () => {
     const refused = await neither.client.rpc('get_stats', {});
     expect(refused.status).toBe(403);

@@ -221,6 +221,23 @@ describe('joining', () => {
         ),
     );
     expect(unknownColumn).toContain('column "nosuch" does not exist');
+    // readings.secret is not granted to authenticated: filtering on it would reveal its values.
+    const hiddenColumn = await subscribeError(
+      client
+        .channel('hidden-column')
+        .on(
+          'postgres_changes',
+          { event: '*', schema: 'public', table: 'readings', filter: 'secret=eq.x' },
+          () => {},
+        ),
+    );
+    expect(hiddenColumn).toContain('is not readable by role authenticated');
+    const privateChannel = await subscribeError(
+      client
+        .channel('private-room', { config: { private: true } })
+        .on('broadcast', { event: 'x' }, () => {}),
+    );
+    expect(privateChannel).toContain('private channels');
   });
 
   it('closes a channel whose token expires, with a system error first', async () => {

@@ -130,6 +130,8 @@ export async function startStatusService(
     try {
       await client.query('begin');
       await client.query('set local role service_role');
+      // A held lock on the row must not stall the service: give up and retry next cycle.
+      await client.query("set local statement_timeout = '5s'; set local lock_timeout = '2s'");
       await client.query(
         `insert into public.service_status (id, snapshot, updated_at) values (1, $1, now())
          on conflict (id) do update set snapshot = excluded.snapshot, updated_at = excluded.updated_at`,

@@ -77,6 +77,24 @@ export class Catalog {
     return root;
   }
 
+  /**
+   * format_type() of an OID: the type as SQL text, identifiers quoted, safe to paste into a
+   * cast. wal2json's own `type` text is not (it prints a quoted identifier without its quotes).
+   */
+  async sqlTypeName(oid: number): Promise<string> {
+    const key = -oid - 1;
+    const cached = this.typeNames.get(key);
+    if (cached) return cached;
+    const { rows } = await this.pool.query<{ name: string | null }>(
+      'select pg_catalog.format_type($1, null) as name',
+      [oid],
+    );
+    const name = rows[0]?.name;
+    if (!name) throw new Error(`unknown type oid ${oid}`);
+    this.typeNames.set(key, name);
+    return name;
+  }
+
   /** pg_type.typname for an OID (int8, timestamptz, jsonb …), as realtime-js expects. */
   async typeName(oid: number): Promise<string> {
     const cached = this.typeNames.get(oid);

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Catalog } from './catalog.ts';
 import type { ChannelMember, PostgresBinding } from './channel-member.ts';
 import { matchesFilters } from './filters.ts';
+import type { Claims } from './tokens.ts';
 import { answerVisibility } from './visibility.ts';
 import type { Change } from './wal-stream.ts';
 
@@ -14,9 +15,15 @@ const MAX_RECORD_BYTES = 1024 * 1024;
 /** In the 413 form only fields this small are kept. */
 const MAX_KEPT_FIELD_BYTES = 64;
 
+/**
+ * A binding that covers a change, with the member's identity as it was when the batch began: a
+ * token switched mid-batch must not pair one identity's check with another's delivery.
+ */
 interface Candidate {
   member: ChannelMember;
   binding: PostgresBinding;
+  identity: string;
+  claims: Claims;
 }
 
 function bindingCovers(binding: PostgresBinding, change: Change): boolean {
@@ -55,33 +62,43 @@ export class Dispatcher {
   async dispatch(changes: Change[], members: Iterable<ChannelMember>): Promise<void> {
     const subscribed = [...members].filter((member) => member.bindings.length > 0);
     if (subscribed.length === 0 || changes.length === 0) return;
+    const snapshot = new Map(
+      subscribed.map((member) => [member, { identity: member.identity, claims: member.claims }]),
+    );
     const candidates = changes.map((change) =>
       subscribed.flatMap((member) =>
         member.bindings
           .filter((binding) => bindingCovers(binding, change))
-          .map((binding) => ({ member, binding })),
+          .map((binding) => ({
+            member,
+            binding,
+            ...(snapshot.get(member) as { identity: string; claims: Claims }),
+          })),
       ),
     );
     const visible = await this.checkVisibility(changes, candidates);
 
     for (const [index, change] of changes.entries()) {
+      const rls = await this.catalog.hasRls(change.table);
+      const checked = rls && change.type !== 'DELETE';
       const payloads = new Map<string, object | null>();
-      const idsByMember = new Map<ChannelMember, number[]>();
-      for (const { member, binding } of candidates[index] as Candidate[]) {
-        const gate = visible.get(`${member.identity}|${index}`);
-        if (gate === false) continue;
-        const columns = await this.catalog.selectableColumns(member.claims.role, change.table);
+      const idsByMember = new Map<ChannelMember, { role: string; ids: number[] }>();
+      for (const { member, binding, identity, claims } of candidates[index] as Candidate[]) {
+        // An RLS check applies: only an explicit yes lets the row through (fail closed).
+        if (checked && visible.get(`${identity}|${index}`) !== true) continue;
+        const columns = await this.catalog.selectableColumns(claims.role, change.table);
         if (!change.primaryKey.every((key) => columns.has(key.name))) continue;
-        const filterRecord = change.record ?? change.oldRecord ?? {};
+        // Filters see only what the subscriber could be sent: their selectable columns, and
+        // for a DELETE on an RLS table the key alone.
+        const visibleRecord = this.visibleRecord(change, columns, rls);
         const typeOf = (name: string) =>
           change.columns.find((column) => column.name === name)?.type;
-        if (!matchesFilters(binding.filters, filterRecord, typeOf)) continue;
-        const ids = idsByMember.get(member) ?? [];
-        ids.push(binding.id);
-        idsByMember.set(member, ids);
+        if (!matchesFilters(binding.filters, visibleRecord, typeOf)) continue;
+        const entry = idsByMember.get(member) ?? { role: claims.role, ids: [] };
+        entry.ids.push(binding.id);
+        idsByMember.set(member, entry);
       }
-      for (const [member, ids] of idsByMember) {
-        const role = member.claims.role;
+      for (const [member, { role, ids }] of idsByMember) {
         if (!payloads.has(role)) payloads.set(role, await this.payloadFor(change, role));
         member.outbox.sendFrame(member.topic, member.joinRef, 'postgres_changes', {
           ids,
@@ -89,6 +106,16 @@ export class Dispatcher {
         });
       }
     }
+  }
+
+  private visibleRecord(change: Change, columns: Set<string>, rls: boolean) {
+    const keys = new Set(change.primaryKey.map((key) => key.name));
+    const source = change.record ?? change.oldRecord ?? {};
+    return Object.fromEntries(
+      Object.entries(source).filter(
+        ([name]) => columns.has(name) && (change.type !== 'DELETE' || !rls || keys.has(name)),
+      ),
+    );
   }
 
   /**
@@ -99,13 +126,13 @@ export class Dispatcher {
     changes: Change[],
     candidates: Candidate[][],
   ): Promise<Map<string, boolean>> {
-    const groups = new Map<string, { member: ChannelMember; table: string; indexes: number[] }>();
+    const groups = new Map<string, { identity: string; claims: Claims; indexes: number[] }>();
     for (const [index, change] of changes.entries()) {
       if (change.type === 'DELETE') continue; // Realtime sends a DELETE's key without a check.
       if (!(await this.catalog.hasRls(change.table))) continue;
-      for (const { member } of candidates[index] as Candidate[]) {
-        const key = `${member.identity}|${change.table.schema}.${change.table.table}`;
-        const group = groups.get(key) ?? { member, table: key, indexes: [] };
+      for (const { identity, claims } of candidates[index] as Candidate[]) {
+        const key = `${identity}|${change.table.schema}.${change.table.table}`;
+        const group = groups.get(key) ?? { identity, claims, indexes: [] };
         if (!group.indexes.includes(index)) group.indexes.push(index);
         groups.set(key, group);
       }
@@ -124,7 +151,7 @@ export class Dispatcher {
           slice.map((group) => {
             const first = changes[group.indexes[0] as number] as Change;
             return {
-              identity: { role: group.member.claims.role, claims: group.member.claims },
+              identity: { role: group.claims.role, claims: group.claims },
               table: first.table,
               primaryKey: first.primaryKey,
               keys: group.indexes.map((index) => (changes[index] as Change).keyValues),
@@ -135,7 +162,7 @@ export class Dispatcher {
         slice.forEach((group, position) => {
           group.indexes.forEach((changeIndex, keyPosition) => {
             result.set(
-              `${group.member.identity}|${changeIndex}`,
+              `${group.identity}|${changeIndex}`,
               answers[position]?.has(keyPosition) ?? false,
             );
           });
@@ -150,6 +177,9 @@ export class Dispatcher {
     const rls = await this.catalog.hasRls(change.table);
     let record = pick(change.record, selectable);
     let oldRecord = pick(change.oldRecord, selectable);
+    // As Supabase Realtime's apply_rls: a DELETE on an RLS table carries the key only (no check
+    // could run). An UPDATE's old_record stays whole (the issue asks for it under REPLICA
+    // IDENTITY FULL): whoever sees the new row also sees the selectable columns it had before.
     if (change.type === 'DELETE' && rls && oldRecord) {
       const keys = new Set(change.primaryKey.map((key) => key.name));
       oldRecord = Object.fromEntries(Object.entries(oldRecord).filter(([name]) => keys.has(name)));

@@ -110,13 +110,18 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
   const batchSize = options.batchSize ?? 1000;
   const loop = (async () => {
     let failures = 0;
+    let pending: Awaited<ReturnType<WalStream['poll']>> | undefined;
     while (!stopped) {
       try {
-        const changes = await stream.poll(batchSize);
+        // A batch whose dispatch failed (catalog or pool trouble) is retried, not dropped: the
+        // slot has already handed it over.
+        const changes = pending ?? (await stream.poll(batchSize));
+        pending = changes;
         if (changes.length > 0) {
           logger.debug({ changes: changes.length, members: members.size }, 'realtime batch');
         }
         await dispatcher.dispatch(changes, members);
+        pending = undefined;
         failures = 0;
         if (changes.length < batchSize) await sleep(pollInterval);
       } catch (error) {

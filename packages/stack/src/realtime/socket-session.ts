@@ -48,6 +48,7 @@ interface BindingRequest {
 export class SocketSession {
   private readonly members = new Map<string, ChannelMember>();
   private inbox: Promise<void> = Promise.resolve();
+  private closed = false;
   private readonly outbox: ChannelMember['outbox'] = {
     sendFrame: (topic, joinRef, event, payload) =>
       this.send({ joinRef, ref: null, topic, event, payload: payload as Record<string, unknown> }),
@@ -72,6 +73,7 @@ export class SocketSession {
         .catch(() => socket.close(1011, 'internal error'));
     });
     socket.on('close', () => {
+      this.closed = true;
       for (const member of this.members.values()) this.drop(member);
     });
   }
@@ -115,6 +117,7 @@ export class SocketSession {
   }
 
   private async receive(data: Buffer, isBinary: boolean): Promise<void> {
+    if (this.closed) return;
     if (isBinary) {
       let broadcast: UserBroadcast;
       try {
@@ -174,6 +177,12 @@ export class SocketSession {
   private relay(broadcast: UserBroadcast): void {
     const sender = this.members.get(broadcast.topic);
     if (!sender) return;
+    try {
+      encodeUserBroadcast(broadcast);
+    } catch (error) {
+      if (error instanceof ProtocolError) return; // too long to re-encode for anyone
+      throw error;
+    }
     for (const member of this.host.membersOf(broadcast.topic)) {
       if (member === sender && !sender.broadcastSelf) continue;
       member.outbox.sendBroadcast(member, broadcast);
@@ -189,7 +198,10 @@ export class SocketSession {
     }
   }
 
-  private async bindingsFor(requests: BindingRequest[]): Promise<PostgresBinding[] | string> {
+  private async bindingsFor(
+    requests: BindingRequest[],
+    role: string,
+  ): Promise<PostgresBinding[] | string> {
     const bindings: PostgresBinding[] = [];
     for (const request of requests) {
       const event = typeof request.event === 'string' ? request.event.toUpperCase() : '';
@@ -218,6 +230,12 @@ export class SocketSession {
         if (unknown) {
           return `Error parsing \`filter\` params: column "${unknown.column}" does not exist in ${schema}.${table}`;
         }
+        // A filter on a column the role may not read would tell the subscriber its values.
+        const readable = await this.host.catalog.selectableColumns(role, tables[0] as TableRef);
+        const hidden = filters.find((candidate) => !readable.has(candidate.column));
+        if (hidden) {
+          return `Error parsing \`filter\` params: column "${hidden.column}" of ${schema}.${table} is not readable by role ${role}`;
+        }
       }
       bindings.push({
         id: this.host.nextBindingId(),
@@ -239,6 +257,13 @@ export class SocketSession {
       this.reply(frame, 'error', { reason: check.message });
       return;
     }
+    if (config.private === true) {
+      this.reply(frame, 'error', {
+        reason:
+          'private channels (authorised through realtime.messages) are not supported by this stack',
+      });
+      return;
+    }
     const requests = Array.isArray(config.postgres_changes)
       ? (config.postgres_changes as BindingRequest[])
       : [];
@@ -254,11 +279,13 @@ export class SocketSession {
       });
       return;
     }
-    const bindings = await this.bindingsFor(requests);
+    const bindings = await this.bindingsFor(requests, check.claims.role);
     if (typeof bindings === 'string') {
       this.reply(frame, 'error', { reason: bindings });
       return;
     }
+    // The socket may have closed while the join awaited: a member registered now would leak.
+    if (this.closed) return;
     const previous = this.members.get(frame.topic);
     if (previous) this.drop(previous);
     const broadcast = (config.broadcast ?? {}) as Record<string, unknown>;

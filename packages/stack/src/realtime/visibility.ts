@@ -56,6 +56,7 @@ export async function answerVisibility(
   const answers = questions.map(() => new Set<number>());
   for (let start = 0; start < questions.length; start += QUESTIONS_PER_ROUND_TRIP) {
     const chunk = questions.slice(start, start + QUESTIONS_PER_ROUND_TRIP);
+    let failure: unknown;
     const client = await pool.connect();
     try {
       const literal = (value: string) => client.escapeLiteral(value);
@@ -68,10 +69,20 @@ export async function answerVisibility(
         answers[start + index] = new Set(rows.map((row) => row.ord - 1));
       });
     } catch (error) {
+      failure = error;
       await client.query('rollback').catch(() => undefined);
-      onError(error);
     } finally {
       client.release();
+    }
+    if (failure === undefined) continue;
+    if (chunk.length === 1) {
+      onError(failure);
+      continue;
+    }
+    // One question failed (a role without SELECT, a timeout): ask the rest one by one.
+    for (const [index, question] of chunk.entries()) {
+      const [answer] = await answerVisibility(pool, [question], onError);
+      answers[start + index] = answer ?? new Set();
     }
   }
   return answers;

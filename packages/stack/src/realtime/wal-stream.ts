@@ -96,8 +96,28 @@ export class WalStream {
     return client;
   }
 
-  /** The next changes in commit order (at most `max`); [] when there are none. */
+  /** Rows read from the slot (so consumed) but not yet turned into changes. */
+  private unconverted: Wal2JsonChange[] = [];
+
+  /**
+   * The next changes in commit order (at most `max`); [] when there are none. Rows the slot has
+   * handed over are kept until they convert, so a failing catalog lookup retries instead of
+   * losing them.
+   */
   async poll(max: number): Promise<Change[]> {
+    if (this.unconverted.length === 0) {
+      this.unconverted = await this.read(max);
+    }
+    const changes: Change[] = [];
+    for (const raw of this.unconverted) {
+      const change = await this.toChange(raw);
+      if (change) changes.push(change);
+    }
+    this.unconverted = [];
+    return changes;
+  }
+
+  private async read(max: number): Promise<Wal2JsonChange[]> {
     const client = await this.connect();
     const tables = await this.catalog.publishedRelations();
     let rows: Array<{ data: string }>;
@@ -115,12 +135,20 @@ export class WalStream {
       this.client = null;
       throw error;
     }
-    const changes: Change[] = [];
+    const parsed: Wal2JsonChange[] = [];
     for (const row of rows) {
-      const change = await this.toChange(JSON.parse(row.data) as Wal2JsonChange);
-      if (change) changes.push(change);
+      try {
+        parsed.push(JSON.parse(row.data) as Wal2JsonChange);
+      } catch (error) {
+        // wal2json cannot encode some names (a type name with a double quote): that row alone
+        // is unreadable.
+        this.logger.error(
+          { err: error, data: row.data.slice(0, 200) },
+          'unreadable wal2json row skipped',
+        );
+      }
     }
-    return changes;
+    return parsed;
   }
 
   private async describe(columns: Wal2JsonColumn[]): Promise<ChangeColumn[]> {
@@ -128,7 +156,7 @@ export class WalStream {
       columns.map(async (column) => ({
         name: column.name,
         type: await this.catalog.typeName(column.typeoid),
-        sqlType: column.type,
+        sqlType: await this.catalog.sqlTypeName(column.typeoid),
       })),
     );
   }
