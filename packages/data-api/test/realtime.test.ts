@@ -134,4 +134,40 @@ describe('revoked tokens', () => {
     );
     expect(error).toContain('Token has been revoked');
   });
+
+  it('close a channel already streaming once its token is revoked', async () => {
+    const { stack, service, A } = actors();
+    const jti = randomUUID();
+    const token = await mintAccessToken(stack, { sub: A.id as string, jti });
+    await insertAsService(service, 'api_tokens', {
+      jti,
+      user_id: A.id,
+      label: 'oauth',
+      expires_at: new Date(Date.now() + 3600_000).toISOString(),
+    });
+    const client = createClient(stack.apiUrl, stack.keys.publishableKey, {
+      auth: { persistSession: false, autoRefreshToken: false },
+    });
+    await client.realtime.setAuth(token);
+    const system: Array<{ status: string; message: string }> = [];
+    const channel = client
+      .channel('soon-revoked')
+      .on('system', {}, (payload) => system.push(payload as { status: string; message: string }))
+      .on('postgres_changes', { event: '*', schema: 'public', table: 'devices' }, () => {});
+    await new Promise<void>((resolve, reject) =>
+      channel.subscribe((status, error) =>
+        status === 'SUBSCRIBED'
+          ? resolve()
+          : status === 'CHANNEL_ERROR'
+            ? reject(error)
+            : undefined,
+      ),
+    );
+    await service
+      .from('api_tokens')
+      .update({ revoked_at: new Date().toISOString() })
+      .eq('jti', jti);
+    const closed = await until(() => system.find((message) => message.status === 'error'), 10_000);
+    expect(closed.message).toBe('Token has been revoked');
+  }, 20_000);
 });

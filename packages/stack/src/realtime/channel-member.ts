@@ -19,6 +19,8 @@ export interface PostgresBinding {
 export interface MemberOutbox {
   sendFrame(topic: string, joinRef: string | null, event: string, payload: object): void;
   sendBroadcast(member: ChannelMember, broadcast: UserBroadcast): void;
+  /** Closes the member's channel with a `system` error first (as on token expiry). */
+  closeChannel(member: ChannelMember, message: string): void;
 }
 
 export interface ChannelMember {

@@ -21,6 +21,8 @@ export interface RealtimeOptions {
   pollIntervalMs?: number;
   /** Changes read per poll. */
   batchSize?: number;
+  /** How often open channels' tokens are re-checked against api_tokens revocations. */
+  revocationSweepMs?: number;
 }
 
 export interface RealtimeService {
@@ -58,15 +60,18 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
   let bindingIds = 1000;
   let hasTokenTable: boolean | undefined;
 
-  async function isRevoked(jti: unknown): Promise<boolean> {
-    if (typeof jti !== 'string') return false;
+  async function hasApiTokens(): Promise<boolean> {
     if (hasTokenTable === undefined) {
       const { rows } = await pool.query<{ ok: boolean }>(
         "select to_regclass('public.api_tokens') is not null as ok",
       );
       hasTokenTable = rows[0]?.ok ?? false;
     }
-    if (!hasTokenTable) return false;
+    return hasTokenTable;
+  }
+
+  async function isRevoked(jti: unknown): Promise<boolean> {
+    if (typeof jti !== 'string' || !(await hasApiTokens())) return false;
     const { rows } = await pool.query<{ revoked: boolean }>(
       'select exists (select 1 from public.api_tokens where jti = $1 and revoked_at is not null) as revoked',
       [jti],
@@ -133,6 +138,31 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
     }
   })();
 
+  // A token revoked after it joined stops streaming at the next sweep, not at its exp.
+  async function sweepRevokedTokens(): Promise<void> {
+    const byJti = new Map<string, ChannelMember[]>();
+    for (const member of members) {
+      const jti = member.claims.jti;
+      if (typeof jti === 'string') byJti.set(jti, [...(byJti.get(jti) ?? []), member]);
+    }
+    if (byJti.size === 0 || !(await hasApiTokens())) return;
+    const { rows } = await pool.query<{ jti: string }>(
+      'select jti from public.api_tokens where jti = any($1) and revoked_at is not null',
+      [[...byJti.keys()]],
+    );
+    for (const { jti } of rows) {
+      for (const member of byJti.get(jti) ?? []) {
+        member.outbox.closeChannel(member, 'Token has been revoked');
+      }
+    }
+  }
+  const sweeper = setInterval(() => {
+    sweepRevokedTokens().catch((error: unknown) =>
+      logger.warn({ err: error }, 'realtime revocation sweep failed'),
+    );
+  }, options.revocationSweepMs ?? 5_000);
+  sweeper.unref();
+
   return {
     handleUpgrade(request, socket, head, token) {
       const url = new URL(request.url ?? '/', 'http://realtime');
@@ -154,6 +184,7 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
     },
     async stop() {
       stopped = true;
+      clearInterval(sweeper);
       for (const client of wss.clients) client.terminate();
       wss.close();
       await loop;

@@ -53,6 +53,7 @@ export class SocketSession {
     sendFrame: (topic, joinRef, event, payload) =>
       this.send({ joinRef, ref: null, topic, event, payload: payload as Record<string, unknown> }),
     sendBroadcast: (member, broadcast) => this.sendBroadcast(member, broadcast),
+    closeChannel: (member, message) => this.closeWithError(member, message),
   };
 
   private readonly socket: WebSocket;
