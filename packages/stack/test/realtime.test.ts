@@ -376,6 +376,50 @@ describe('broadcast', () => {
     expect(aliceGot).toEqual([]);
   });
 
+  it('relays over HTTP too: send() from an unjoined channel and httpSend()', async () => {
+    const stack = getStack();
+    const receiver = clientFor(stack);
+    const got: Array<{ event: string; payload: unknown }> = [];
+    const listening = receiver
+      .channel('room-http')
+      .on('broadcast', { event: '*' }, (message) =>
+        got.push({ event: message.event, payload: message.payload }),
+      );
+    await subscribe(listening);
+    const server = clientFor(stack, stack.keys.serviceRoleKey);
+    const unjoined = server.channel('room-http');
+    expect(await unjoined.send({ type: 'broadcast', event: 'fallback', payload: { n: 1 } })).toBe(
+      'ok',
+    );
+    expect(await unjoined.httpSend('direct', { n: 2 })).toEqual({ success: true });
+    await waitFor(() => (got.length >= 2 ? true : undefined));
+    expect(got).toEqual([
+      { event: 'fallback', payload: { n: 1 } },
+      { event: 'direct', payload: { n: 2 } },
+    ]);
+  });
+
+  it('refuses HTTP broadcasts without a valid token or to a private channel', async () => {
+    const stack = getStack();
+    const endpoint = `${stack.apiUrl}/realtime/v1/api/broadcast`;
+    const body = JSON.stringify({ messages: [{ topic: 'room-http', event: 'x', payload: {} }] });
+    const anonymous = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual({ error: 'API key is missing' });
+    const toPrivate = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', apikey: stack.keys.publishableKey },
+      body: JSON.stringify({
+        messages: [{ topic: 'room', event: 'x', payload: {}, private: true }],
+      }),
+    });
+    expect(toPrivate.status).toBe(400);
+  });
+
   it('echoes to the sender when self is set', async () => {
     const client = clientFor(getStack());
     const got: unknown[] = [];

@@ -147,6 +147,31 @@ async function routeFunction(
   });
 }
 
+/** Realtime's HTTP side (the broadcast endpoints), with Kong's key translation. */
+function routeRealtimeHttp(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: GatewayOptions,
+  path: string,
+) {
+  if (!options.realtime || !path.startsWith('/api/')) {
+    sendJson(response, 404, {
+      message: 'Realtime is served over WebSocket at /realtime/v1/websocket',
+    });
+    return;
+  }
+  const authorization = translateAuthorization(
+    headerValue(request, 'apikey'),
+    headerValue(request, 'authorization'),
+    options.keys,
+  );
+  const token = authorization ? (/^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? null) : null;
+  options.realtime.handleHttp(request, response, path, token).catch((error: unknown) => {
+    options.logger.error({ err: error }, 'realtime http route failed');
+    if (!response.headersSent) sendJson(response, 500, { error: 'Internal Server Error' });
+  });
+}
+
 const PREFIXES = ['/rest/v1', '/auth/v1', '/functions/v1', '/realtime/v1'] as const;
 
 function handle(request: IncomingMessage, response: ServerResponse, options: GatewayOptions) {
@@ -175,9 +200,7 @@ function handle(request: IncomingMessage, response: ServerResponse, options: Gat
       });
       return;
     case '/realtime/v1':
-      sendJson(response, 404, {
-        message: 'Realtime is served over WebSocket at /realtime/v1/websocket',
-      });
+      routeRealtimeHttp(request, response, options, path);
       return;
     default:
       sendJson(response, 404, { message: 'no Route matched with those values' });

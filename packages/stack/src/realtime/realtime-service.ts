@@ -1,6 +1,6 @@
 // The local stack's Realtime service (issue: Realtime): the WebSocket endpoint behind the
 // gateway at /realtime/v1/websocket, the wal2json change stream, and the fan-out to channels.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -8,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import { Catalog } from './catalog.ts';
 import type { ChannelMember } from './channel-member.ts';
 import { Dispatcher } from './dispatcher.ts';
+import { handleBroadcastRequest } from './http-broadcast.ts';
 import type { Vsn } from './protocol.ts';
 import { SocketSession } from './socket-session.ts';
 import { type TokenCheck, verifyRealtimeToken } from './tokens.ts';
@@ -28,6 +29,13 @@ export interface RealtimeOptions {
 export interface RealtimeService {
   /** Takes over an HTTP upgrade; `token` is the JWT the gateway derived from `apikey`. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, token: string | null): void;
+  /** Plain HTTP under /realtime/v1 (`path` follows that prefix): the broadcast endpoints. */
+  handleHttp(
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    token: string | null,
+  ): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -181,6 +189,9 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
           logger.error({ err: error }, 'realtime upgrade failed');
           refuseUpgrade(socket, 401, 'Unable to verify the token');
         });
+    },
+    handleHttp(request, response, path, token) {
+      return handleBroadcastRequest(request, response, path, token, host);
     },
     async stop() {
       stopped = true;
