@@ -1,0 +1,288 @@
+// The capture proxy's HTTP slice against a real Postgres with this repo's migrations and loopback
+// origins: forwarding with capture, 502 and an error capture for a dead origin, management URLs
+// answered locally, the source-IP allowlist, malformed requests, CONNECT passthrough recorded,
+// and a Postgres outage during traffic with every capture stored exactly once afterwards.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFreePort } from '../../packages/stack/src/ports.ts';
+import { type RunningCluster, startCluster } from '../../packages/stack/src/postgres/cluster.ts';
+import {
+  applyMigrations,
+  applyPlatformBootstrap,
+} from '../../packages/stack/src/postgres/schema-setup.ts';
+import { REPO_ROOT } from '../../packages/stack/src/stack.ts';
+import { CaptureWriter, type RunningProxy, startProxy } from '../src/index.ts';
+
+const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
+
+let dataDir: string;
+let dbPort: number;
+let cluster: RunningCluster;
+let writer: CaptureWriter;
+let proxy: RunningProxy;
+let origin: http.Server;
+let originPort = 0;
+let originHits = 0;
+
+interface Reply {
+  status: number;
+  body: string;
+}
+
+/** A request through the proxy in absolute form, as curl -x sends it. */
+function viaProxy(method: string, url: string, body?: string, port = proxy.port): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const request = http.request(
+      { host: '127.0.0.1', port, method, path: url, headers: { host: target.host } },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+async function query<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
+  const client = new pg.Client({ connectionString: cluster.url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function until<T>(read: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const capturedFor = (path: string) =>
+  until(async () => {
+    const rows = await query<{
+      kind: string;
+      host: string;
+      url: string;
+      path: string;
+      payload: Record<string, unknown>;
+    }>('select kind, host, url, path, payload from public.entries where path = $1', [path]);
+    return rows[0];
+  });
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'proxy-test-'));
+  dbPort = await findFreePort();
+  cluster = await startCluster({ dataDir, port: dbPort, logger, ephemeral: true });
+  await applyPlatformBootstrap(cluster.url);
+  await applyMigrations(REPO_ROOT, cluster.url, logger);
+  origin = http.createServer((request, response) => {
+    originHits += 1;
+    let body = '';
+    request.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    request.on('end', () => {
+      response.writeHead(200, { 'Content-Type': 'application/json', 'X-Origin': 'yes' });
+      response.end(JSON.stringify({ method: request.method, url: request.url, body }));
+    });
+  });
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  originPort = (origin.address() as AddressInfo).port;
+  writer = new CaptureWriter({
+    dbUrl: cluster.url,
+    spoolDir: join(dataDir, 'spool'),
+    logger,
+    flushIntervalMs: 50,
+  });
+  proxy = await startProxy({ port: 0, writer, allowlist: ['127.0.0.0/8', '::1/128'], logger });
+});
+
+afterAll(async () => {
+  await proxy?.stop();
+  await writer?.stop();
+  await new Promise((resolve) => origin?.close(resolve));
+  await cluster?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('plain HTTP through the proxy', () => {
+  it('forwards a GET and captures the exchange with headers in wire order', async () => {
+    const reply = await viaProxy('GET', `http://127.0.0.1:${originPort}/hello?x=1`);
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body)).toMatchObject({ method: 'GET', url: '/hello?x=1' });
+    const row = await capturedFor('/hello');
+    expect(row).toMatchObject({
+      kind: 'http',
+      host: '127.0.0.1',
+      url: `http://127.0.0.1:${originPort}/hello?x=1`,
+    });
+    expect(row.payload).toMatchObject({
+      method: 'GET',
+      statusCode: 200,
+      query: 'x=1',
+      source: 'manual',
+    });
+    expect(row.payload.responseHeaders).toEqual(expect.arrayContaining([['X-Origin', 'yes']]));
+    expect((row.payload.responseBody as { text: string }).text).toContain('"url":"/hello?x=1"');
+  });
+
+  it('forwards a POST body and captures it', async () => {
+    const reply = await viaProxy('POST', `http://127.0.0.1:${originPort}/submit`, 'name=value');
+    expect(JSON.parse(reply.body).body).toBe('name=value');
+    const row = await capturedFor('/submit');
+    expect(row.payload.requestBody).toMatchObject({ size: 10, truncated: false });
+  });
+
+  it('works for curl -x', async () => {
+    // Asynchronously: the proxy runs in this process and must keep serving while curl waits.
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(
+        'curl',
+        [
+          '-s',
+          '--max-time',
+          '10',
+          '-x',
+          `http://127.0.0.1:${proxy.port}`,
+          `http://127.0.0.1:${originPort}/by-curl`,
+        ],
+        (error, output) => (error ? reject(error) : resolve(output)),
+      ),
+    );
+    expect(JSON.parse(stdout).url).toBe('/by-curl');
+    expect((await capturedFor('/by-curl')).kind).toBe('http');
+  });
+
+  it('answers 502 with a reason for a dead origin and captures the error', async () => {
+    const dead = await findFreePort();
+    const reply = await viaProxy('GET', `http://127.0.0.1:${dead}/gone`);
+    expect(reply.status).toBe(502);
+    expect(JSON.parse(reply.body).message).toContain('ECONNREFUSED');
+    const row = await capturedFor('/gone');
+    expect(row.kind).toBe('error');
+    expect(row.payload.error).toContain('ECONNREFUSED');
+  });
+});
+
+describe('what the proxy answers itself', () => {
+  it('answers /health locally, by path or by its own address, and forwards neither', async () => {
+    const before = originHits;
+    const direct = await new Promise<Reply>((resolve) => {
+      http.get({ host: '127.0.0.1', port: proxy.port, path: '/health' }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      });
+    });
+    expect(direct.status).toBe(200);
+    expect(JSON.parse(direct.body)).toMatchObject({ status: 'ok', captures: { databaseUp: true } });
+    const absolute = await viaProxy('GET', `http://127.0.0.1:${proxy.port}/health`);
+    expect(JSON.parse(absolute.body).status).toBe('ok');
+    expect(originHits).toBe(before);
+  });
+
+  it('refuses clients outside the allowlist with 403 and sends nothing upstream', async () => {
+    const closed = await startProxy({ port: 0, writer, allowlist: ['10.0.0.0/8'], logger });
+    try {
+      const before = originHits;
+      const reply = await viaProxy(
+        'GET',
+        `http://127.0.0.1:${originPort}/blocked`,
+        undefined,
+        closed.port,
+      );
+      expect(reply.status).toBe(403);
+      expect(originHits).toBe(before);
+    } finally {
+      await closed.stop();
+    }
+  });
+
+  it('answers a malformed request with 400 and keeps serving others', async () => {
+    const raw = await new Promise<string>((resolve) => {
+      const socket = net.connect(proxy.port, '127.0.0.1', () => socket.write('GARBAGE\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+      });
+      socket.on('close', () => resolve(text));
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400/);
+    expect((await viaProxy('GET', `http://127.0.0.1:${originPort}/after-garbage`)).status).toBe(
+      200,
+    );
+  });
+});
+
+describe('CONNECT', () => {
+  it('tunnels without interception and records the tunnel', async () => {
+    const response = await new Promise<string>((resolve) => {
+      const socket = net.connect(proxy.port, '127.0.0.1', () => {
+        socket.write(
+          `CONNECT 127.0.0.1:${originPort} HTTP/1.1\r\nHost: 127.0.0.1:${originPort}\r\n\r\n`,
+        );
+      });
+      let text = '';
+      let sent = false;
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+        if (!sent && text.includes('200 Connection Established')) {
+          sent = true;
+          socket.write(`GET /in-tunnel HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+        }
+      });
+      socket.on('close', () => resolve(text));
+    });
+    expect(response).toContain('"url":"/in-tunnel"');
+    const rows = await until(async () => {
+      const found = await query<{
+        kind: string;
+        url: string;
+        payload: { sizes: { serverToClient: number } };
+      }>(`select kind, url, payload from public.entries where kind = 'tunnel' and url = $1`, [
+        `127.0.0.1:${originPort}`,
+      ]);
+      return found.length > 0 ? found : undefined;
+    });
+    expect(rows[0]?.payload.sizes.serverToClient).toBeGreaterThan(0);
+  });
+});
+
+describe('a Postgres outage during traffic', () => {
+  it('spools captures to disk and stores every one exactly once when Postgres returns', async () => {
+    await cluster.stop();
+    const paths = Array.from({ length: 20 }, (_, index) => `/during-outage-${index}`);
+    for (const path of paths) {
+      expect((await viaProxy('GET', `http://127.0.0.1:${originPort}${path}`)).status).toBe(200);
+    }
+    await until(async () => (writer.stats().spooled >= 20 ? true : undefined));
+    expect(writer.stats().databaseUp).toBe(false);
+    cluster = await startCluster({ dataDir, port: dbPort, logger, ephemeral: true });
+    await until(async () => (writer.stats().spooled === 0 ? true : undefined), 20_000);
+    const rows = await query<{ captures: string; distinct_ids: string }>(
+      `select count(*) as captures, count(distinct request_id) as distinct_ids
+       from public.entries where path like '/during-outage-%'`,
+    );
+    expect(rows[0]).toEqual({ captures: '20', distinct_ids: '20' });
+  }, 60_000);
+});
