@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { CaptureWriter } from './capture/capture-writer.ts';
 import { forwardHttp } from './http/forward-http.ts';
-import { openTunnel } from './http/tunnel.ts';
+import { openTunnel, tunnelTargets } from './http/tunnel.ts';
 
 export interface ProxyOptions {
   port: number;
@@ -73,6 +73,18 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       sendJson(response, 403, { error: 'forbidden', message: 'source address not allowed' });
       return;
     }
+    // Plain HTTP that arrived inside a CONNECT tunnel: origin-form, addressed to the tunnel's target.
+    const tunnel = tunnelTargets.get(request.socket);
+    if (tunnel) {
+      const host = tunnel.host.includes(':') ? `[${tunnel.host}]` : tunnel.host;
+      forwardHttp(
+        request,
+        response,
+        new URL(`http://${host}:${tunnel.port}${request.url ?? '/'}`),
+        context,
+      );
+      return;
+    }
     let target: URL | null = null;
     if (!(request.url ?? '').startsWith('/')) {
       try {
@@ -106,7 +118,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       return;
     }
-    openTunnel(request, socket, head, 'manual', context.deliver);
+    openTunnel(request, socket, head, 'manual', context.deliver, (plain) =>
+      server.emit('connection', plain),
+    );
   });
 
   // Malformed requests: 400 to that client only (Node's parser error), never a crash.

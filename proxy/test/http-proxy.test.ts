@@ -8,6 +8,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import zlib from 'node:zlib';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -100,8 +101,20 @@ beforeAll(async () => {
       body += chunk.toString();
     });
     request.on('end', () => {
+      const json = JSON.stringify({ method: request.method, url: request.url, body });
+      const coding = /^\/encoded\/(gzip|br|zstd)/.exec(request.url ?? '')?.[1];
+      if (coding) {
+        const encode = {
+          gzip: zlib.gzipSync,
+          br: zlib.brotliCompressSync,
+          zstd: zlib.zstdCompressSync,
+        }[coding];
+        response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': coding });
+        response.end(encode?.(Buffer.from(json)));
+        return;
+      }
       response.writeHead(200, { 'Content-Type': 'application/json', 'X-Origin': 'yes' });
-      response.end(JSON.stringify({ method: request.method, url: request.url, body }));
+      response.end(json);
     });
   });
   await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
@@ -235,37 +248,98 @@ describe('what the proxy answers itself', () => {
 });
 
 describe('CONNECT', () => {
-  it('tunnels without interception and records the tunnel', async () => {
-    const response = await new Promise<string>((resolve) => {
+  function tunnel(target: string, firstBytes: Buffer): Promise<Buffer> {
+    return new Promise((resolve) => {
       const socket = net.connect(proxy.port, '127.0.0.1', () => {
-        socket.write(
-          `CONNECT 127.0.0.1:${originPort} HTTP/1.1\r\nHost: 127.0.0.1:${originPort}\r\n\r\n`,
-        );
+        socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
       });
-      let text = '';
+      let received = Buffer.alloc(0);
       let sent = false;
-      socket.on('data', (chunk) => {
-        text += chunk.toString();
-        if (!sent && text.includes('200 Connection Established')) {
+      socket.on('data', (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        if (!sent && received.toString('latin1').includes('200 Connection Established\r\n\r\n')) {
           sent = true;
-          socket.write(`GET /in-tunnel HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+          received = Buffer.alloc(0);
+          socket.write(firstBytes);
         }
       });
-      socket.on('close', () => resolve(text));
+      socket.on('close', () => resolve(received));
+      setTimeout(() => socket.end(), 1_000).unref();
     });
-    expect(response).toContain('"url":"/in-tunnel"');
-    const rows = await until(async () => {
-      const found = await query<{
-        kind: string;
-        url: string;
-        payload: { sizes: { serverToClient: number } };
-      }>(`select kind, url, payload from public.entries where kind = 'tunnel' and url = $1`, [
-        `127.0.0.1:${originPort}`,
-      ]);
-      return found.length > 0 ? found : undefined;
-    });
-    expect(rows[0]?.payload.sizes.serverToClient).toBeGreaterThan(0);
+  }
+
+  it('captures plain HTTP sent inside a tunnel, request by request, against the target', async () => {
+    const reply = await tunnel(
+      `127.0.0.1:${originPort}`,
+      Buffer.from('GET /in-tunnel HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'),
+    );
+    expect(reply.toString()).toContain('"url":"/in-tunnel"');
+    const row = await capturedFor('/in-tunnel');
+    expect(row).toMatchObject({ kind: 'http', url: `http://127.0.0.1:${originPort}/in-tunnel` });
   });
+
+  it('passes TLS through untouched and records the tunnel', async () => {
+    // A raw echo origin: whatever starts with a TLS record byte must come back unchanged.
+    const echo = net.createServer((socket) => socket.pipe(socket));
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    const echoPort = (echo.address() as AddressInfo).port;
+    try {
+      const hello = Buffer.from([0x16, 0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5]);
+      const reply = await tunnel(`127.0.0.1:${echoPort}`, hello);
+      expect(reply.equals(hello)).toBe(true);
+      const rows = await until(async () => {
+        const found = await query<{
+          payload: { sizes: { serverToClient: number }; tls: { intercepted: boolean } };
+        }>(`select payload from public.entries where kind = 'tunnel' and url = $1`, [
+          `127.0.0.1:${echoPort}`,
+        ]);
+        return found.length > 0 ? found : undefined;
+      });
+      expect(rows[0]?.payload.sizes.serverToClient).toBe(hello.length);
+      expect(rows[0]?.payload.tls.intercepted).toBe(false);
+    } finally {
+      await new Promise((resolve) => echo.close(resolve));
+    }
+  });
+});
+
+describe('bodies', () => {
+  it.each(['gzip', 'br', 'zstd'])(
+    'stores a %s response decoded, passes it on encoded',
+    async (coding) => {
+      const raw = await new Promise<{ encoding: string | undefined; bytes: Buffer }>((resolve) => {
+        const target = `http://127.0.0.1:${originPort}/encoded/${coding}`;
+        http.get(
+          {
+            host: '127.0.0.1',
+            port: proxy.port,
+            path: target,
+            headers: { host: `127.0.0.1:${originPort}` },
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('end', () =>
+              resolve({
+                encoding: response.headers['content-encoding'],
+                bytes: Buffer.concat(chunks),
+              }),
+            );
+          },
+        );
+      });
+      expect(raw.encoding).toBe(coding);
+      const row = await capturedFor(`/encoded/${coding}`);
+      const body = row.payload.responseBody as Record<string, unknown>;
+      expect(body).toMatchObject({
+        contentEncoding: coding,
+        decoded: true,
+        size: raw.bytes.length,
+        encoding: 'utf8',
+      });
+      expect(JSON.parse(body.text as string).url).toBe(`/encoded/${coding}`);
+    },
+  );
 });
 
 describe('a Postgres outage during traffic', () => {

@@ -1,14 +1,39 @@
 // Keeps the first `cap` bytes of a streamed body for the capture while the whole body streams
-// through, so a large download passes with bounded memory (issue: capture proxy).
+// through, so a large download passes with bounded memory (issue: capture proxy). A complete
+// body sent with gzip, deflate, br or zstd is stored decoded, with the wire size recorded.
+import zlib from 'node:zlib';
 export interface CapturedBody {
   text?: string;
   base64?: string;
   encoding: 'utf8' | 'base64';
   /** Bytes that passed on the wire. */
   size: number;
+  /** Bytes after content decoding, when the stored body was decoded. */
+  decodedSize?: number;
+  /** The Content-Encoding on the wire, if any. */
+  contentEncoding?: string;
+  /** False when the body is stored as it was on the wire (truncated, unknown or broken encoding). */
+  decoded?: boolean;
   truncated: boolean;
   contentType: string | null;
 }
+
+type Decoder = (input: Buffer, options: zlib.ZlibOptions) => Buffer;
+const DECODERS: Record<string, Decoder> = {
+  gzip: zlib.gunzipSync,
+  'x-gzip': zlib.gunzipSync,
+  deflate: (input, options) => {
+    try {
+      return zlib.inflateSync(input, options);
+    } catch {
+      return zlib.inflateRawSync(input, options); // servers that send raw deflate
+    }
+  },
+  br: zlib.brotliDecompressSync as Decoder,
+  zstd: zlib.zstdDecompressSync as Decoder,
+};
+/** Decoding stops past this multiple of the cap: a small compressed body can expand enormously. */
+const MAX_EXPANSION = 8;
 
 const TEXTUAL =
   /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded|graphql)|[^;]*\+(json|xml))/i;
@@ -37,13 +62,31 @@ export class BodyTap {
     contentEncoding: string | undefined,
   ): CapturedBody | null {
     if (this.size === 0) return null;
-    const bytes = Buffer.concat(this.chunks);
-    const textual = !contentEncoding && TEXTUAL.test(contentType ?? '');
+    const wire = Buffer.concat(this.chunks);
+    const truncated = this.size > this.kept;
+    const coding = contentEncoding?.trim().toLowerCase();
+    let bytes: Buffer = wire;
+    let decoded: boolean | undefined;
+    if (coding && coding !== 'identity') {
+      const decoder = DECODERS[coding];
+      decoded = false;
+      if (decoder && !truncated) {
+        try {
+          bytes = decoder(wire, { maxOutputLength: this.cap * MAX_EXPANSION });
+          decoded = true;
+        } catch {
+          bytes = wire;
+        }
+      }
+    }
+    const textual = decoded !== false && TEXTUAL.test(contentType ?? '');
     return {
       ...(textual ? { text: bytes.toString('utf8') } : { base64: bytes.toString('base64') }),
       encoding: textual ? 'utf8' : 'base64',
       size: this.size,
-      truncated: this.size > this.kept,
+      ...(coding ? { contentEncoding: coding, decoded } : {}),
+      ...(decoded ? { decodedSize: bytes.length } : {}),
+      truncated,
       contentType: contentType ?? null,
     };
   }

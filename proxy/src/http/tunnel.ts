@@ -1,6 +1,7 @@
-// CONNECT without interception (002 §4.3): the proxy answers 200 and pipes bytes both ways, and
-// records the tunnel (kind `tunnel`: target, byte counts, duration). TLS interception inside the
-// tunnel is the next step of the proxy issue; until then every tunnel is a passthrough.
+// CONNECT (002 §4.3): the proxy answers 200, then looks at the client's first byte. Plain HTTP
+// (anything but a TLS record, 0x16) is handed to the proxy's HTTP server and captured request by
+// request against the tunnel's target. TLS is passed through and the tunnel recorded (kind
+// `tunnel`: target, byte counts, duration); intercepting it is the next step of the proxy issue.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
@@ -9,12 +10,23 @@ import type { Capture } from '../capture/capture.ts';
 
 const TARGET = /^\[?([^\]]+?)\]?:(\d{1,5})$/;
 
+export interface TunnelTarget {
+  host: string;
+  port: number;
+}
+
+/** The target a socket handed over from a CONNECT tunnel talks to. */
+export const tunnelTargets = new WeakMap<object, TunnelTarget>();
+
+const TLS_HANDSHAKE_RECORD = 0x16;
+
 export function openTunnel(
   request: IncomingMessage,
   client: Duplex,
   head: Buffer,
   source: 'manual' | 'pac',
   deliver: (capture: Capture) => void,
+  servePlainHttp: (socket: Duplex) => void,
 ): void {
   const match = TARGET.exec(request.url ?? '');
   const port = Number(match?.[2]);
@@ -55,33 +67,47 @@ export function openTunnel(
       },
     });
   };
-  const server = net.connect({ host, port }, () => {
-    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    if (head.length > 0) server.write(head);
-    client.pipe(server);
-    server.pipe(client);
-  });
-  client.on('data', (chunk: Buffer) => {
-    up += chunk.length;
-  });
-  server.on('data', (chunk: Buffer) => {
-    down += chunk.length;
-  });
-  server.on('error', (error) => {
-    const reason = `upstream ${host}:${port} unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
-    if (client.writable && down === 0) {
-      client.end(
-        `HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${reason}`,
-      );
-    } else {
-      client.destroy();
+  client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  const sniff = (first: Buffer) => {
+    // Nothing may flow past before the HTTP parser or the upstream pipe is attached.
+    client.pause();
+    if (first[0] !== TLS_HANDSHAKE_RECORD) {
+      tunnelTargets.set(client, { host, port });
+      client.unshift(first);
+      servePlainHttp(client);
+      // An explicitly paused stream stays paused when the server adds its listener.
+      client.resume();
+      return;
     }
-    record(reason);
-  });
-  client.on('error', () => server.destroy());
-  server.on('close', () => {
-    client.destroy();
-    record();
-  });
-  client.on('close', () => server.destroy());
+    passThrough(first);
+  };
+  if (head.length > 0) sniff(head);
+  else client.once('data', sniff);
+
+  function passThrough(first: Buffer) {
+    up = first.length;
+    const server = net.connect({ host, port }, () => {
+      server.write(first);
+      client.pipe(server);
+      server.pipe(client);
+    });
+    client.on('data', (chunk: Buffer) => {
+      up += chunk.length;
+    });
+    server.on('data', (chunk: Buffer) => {
+      down += chunk.length;
+    });
+    server.on('error', (error) => {
+      client.destroy();
+      record(
+        `upstream ${host}:${port} unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`,
+      );
+    });
+    client.on('error', () => server.destroy());
+    server.on('close', () => {
+      client.destroy();
+      record();
+    });
+    client.on('close', () => server.destroy());
+  }
 }
