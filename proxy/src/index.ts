@@ -6,3 +6,8 @@ export {
   type CaptureWriterStats,
 } from './capture/capture-writer.ts';
 export { type ProxyOptions, type RunningProxy, startProxy } from './proxy-server.ts';
+export {
+  type CertificateAuthority,
+  CertificateAuthorityError,
+  loadOrCreateCertificateAuthority,
+} from './tls/certificate-authority.ts';

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { CaptureWriter } from './capture/capture-writer.ts';
 import { forwardHttp } from './http/forward-http.ts';
 import { openTunnel, tunnelTargets } from './http/tunnel.ts';
+import type { CertificateAuthority } from './tls/certificate-authority.ts';
 
 export interface ProxyOptions {
   port: number;
@@ -17,6 +18,8 @@ export interface ProxyOptions {
   allowlist: string[];
   /** Bytes of each body kept in the capture. */
   bodyCap?: number;
+  /** The project CA, offered for download at /ca.pem and /ca.der. */
+  ca?: CertificateAuthority;
   logger: Logger;
 }
 
@@ -25,8 +28,8 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
-/** Paths the proxy answers itself (never forwarded): health now; CA, PAC, /allocate to come. */
-const MANAGEMENT_PATHS = new Set(['/health']);
+/** Paths the proxy answers itself (never forwarded): health and the CA; PAC, /allocate to come. */
+const MANAGEMENT_PATHS = new Set(['/health', '/ca.pem', '/ca.der']);
 
 function buildAllowlist(entries: string[]): BlockList {
   const list = new BlockList();
@@ -98,6 +101,19 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       const path = target ? target.pathname : new URL(request.url ?? '/', 'http://proxy').pathname;
       if (path === '/health') {
         sendJson(response, 200, { status: 'ok', captures: options.writer.stats() });
+      } else if (path === '/ca.pem' && options.ca) {
+        response.writeHead(200, {
+          'content-type': 'application/x-pem-file',
+          'content-disposition': 'attachment; filename="capture-ca.pem"',
+        });
+        response.end(options.ca.certPem);
+      } else if (path === '/ca.der' && options.ca) {
+        // The form Android and iOS install from a download.
+        response.writeHead(200, {
+          'content-type': 'application/x-x509-ca-cert',
+          'content-disposition': 'attachment; filename="capture-ca.der"',
+        });
+        response.end(options.ca.certDer);
       } else {
         sendJson(response, 404, { error: 'not_found', message: `no management URL ${path}` });
       }
