@@ -12,6 +12,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
 import { generateBenchData } from './entries-generator.ts';
+import { percentile } from './percentile.ts';
 
 const { values } = parseArgs({
   options: {
@@ -29,9 +30,6 @@ interface Case {
   request: () => Promise<Response>;
   naive?: () => Promise<Response>;
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 
 async function measure(request: () => Promise<Response>, count: number) {
   await (await request()).arrayBuffer(); // warm-up

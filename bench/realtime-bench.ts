@@ -11,6 +11,7 @@ import { SignJWT } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { REPO_ROOT, startStack } from '../packages/stack/src/index.ts';
+import { percentile } from './percentile.ts';
 
 const { values } = parseArgs({
   options: {
@@ -23,8 +24,6 @@ const { values } = parseArgs({
 const clientCounts = values.clients.split(',').map(Number);
 const fixtureProject = join(REPO_ROOT, 'packages', 'stack', 'test', 'fixtures', 'project');
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-realtime-'));

@@ -10,6 +10,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
 import { createBenchDevices, insertBenchEntries } from './entries-generator.ts';
+import { percentile } from './percentile.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,9 +46,6 @@ const NAIVE = `create function private.bench_naive_stats() returns jsonb languag
         from (select device_uuid, count(*) n from day group by 1 order by n desc limit 10) t),
     'generated_at', now())
 $$`;
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-stats-'));
 const stack = await startStack({

@@ -19,6 +19,7 @@ import {
   applyPlatformBootstrap,
 } from '../../packages/stack/src/postgres/schema-setup.ts';
 import { REPO_ROOT } from '../../packages/stack/src/stack.ts';
+import { until } from '../../packages/stack/test/helpers/until.ts';
 import { CaptureWriter, type RunningProxy, startProxy } from '../src/index.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
@@ -63,16 +64,6 @@ async function query<T extends pg.QueryResultRow>(sql: string, values: unknown[]
     return (await client.query<T>(sql, values)).rows;
   } finally {
     await client.end();
-  }
-}
-
-async function until<T>(read: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

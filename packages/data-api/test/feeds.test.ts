@@ -6,6 +6,7 @@ import { StatsSnapshot, StatusSnapshot } from '@capture/status';
 import type { RealtimeChannel, SupabaseClient } from '@supabase/supabase-js';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../stack/test/helpers/until.ts';
 import { type Actor, useActors } from './helpers/actors.ts';
 import { insertAsService, unique } from './helpers/fixtures.ts';
 
@@ -44,16 +45,6 @@ async function refreshStatsLikeCron() {
     await db.query('select private.refresh_service_stats()');
   } finally {
     await db.end();
-  }
-}
-
-async function until<T>(read: () => T | undefined, timeoutMs = 8_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 

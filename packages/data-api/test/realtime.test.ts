@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createClient, type RealtimeChannel, type SupabaseClient } from '@supabase/supabase-js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { until } from '../../stack/test/helpers/until.ts';
 import { useActors } from './helpers/actors.ts';
 import { insertAsService, unique } from './helpers/fixtures.ts';
 import { mintAccessToken } from './helpers/tokens.ts';
@@ -33,16 +34,6 @@ function watch(client: SupabaseClient, name: string, table: string, sink: Change
           : undefined,
     ),
   );
-}
-
-async function until<T>(read: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('postgres_changes under the capability model', () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { RunningStack } from '../src/index.ts';
 import { clientFor, uniqueEmail, useFixtureStack } from './helpers/fixture-stack.ts';
+import { until } from './helpers/until.ts';
 
 const getStack = useFixtureStack();
 
@@ -49,16 +50,6 @@ function subscribeError(channel: RealtimeChannel): Promise<string> {
       if (status === 'SUBSCRIBED') resolve('SUBSCRIBED');
     });
   });
-}
-
-async function waitFor<T>(read: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 /** Lets the service poll the slot at least a few times, for "receives nothing" checks. */
@@ -109,16 +100,16 @@ describe('postgres_changes', () => {
       .insert({ title: 'high', priority: 9 })
       .select()
       .single();
-    const inserted = await waitFor(() =>
+    const inserted = await until(() =>
       ownerEvents.filter((event) => event.eventType === 'INSERT').length >= 2 ? true : undefined,
     );
     expect(inserted).toBe(true);
-    await waitFor(() => (filteredEvents.length > 0 ? true : undefined));
+    await until(() => (filteredEvents.length > 0 ? true : undefined));
     await settle();
     expect(filteredEvents.map((event) => event.new.title)).toEqual(['high']);
 
     await owner.client.from('todos').update({ done: true }).eq('id', high.data?.id);
-    const update = await waitFor(() => ownerEvents.find((event) => event.eventType === 'UPDATE'));
+    const update = await until(() => ownerEvents.find((event) => event.eventType === 'UPDATE'));
     expect(update.new).toMatchObject({ id: high.data?.id, done: true, title: 'high' });
     // todos has REPLICA IDENTITY FULL: the old row comes whole.
     expect(update.old).toMatchObject({
@@ -129,7 +120,7 @@ describe('postgres_changes', () => {
     });
 
     await owner.client.from('todos').delete().eq('id', low.data?.id);
-    const removed = await waitFor(() => ownerEvents.find((event) => event.eventType === 'DELETE'));
+    const removed = await until(() => ownerEvents.find((event) => event.eventType === 'DELETE'));
     expect(removed.old).toEqual({ id: low.data?.id });
     expect(removed.table).toBe('todos');
   });
@@ -155,7 +146,7 @@ describe('postgres_changes', () => {
       .from('readings')
       .insert({ value: 21.5, secret: 'hidden', taken_at: '2026-06-01T10:00:00Z' });
     expect(insert.error).toBeNull();
-    const event = await waitFor(() => readings[0]);
+    const event = await until(() => readings[0]);
     expect(event.table).toBe('readings');
     expect(event.new).toMatchObject({ value: 21.5, owner_id: owner.id });
     expect(event.new).not.toHaveProperty('secret');
@@ -173,7 +164,7 @@ describe('postgres_changes', () => {
     const stack = getStack();
     const service = clientFor(stack, stack.keys.serviceRoleKey);
     await service.from('notes').insert({ body: 'x'.repeat(1_100_000) });
-    const event = await waitFor(() => notes[0]);
+    const event = await until(() => notes[0]);
     expect(event.errors).toEqual(['Error 413: Payload Too Large']);
     expect(event.new).toHaveProperty('id');
     expect(event.new).not.toHaveProperty('body');
@@ -185,7 +176,7 @@ describe('postgres_changes', () => {
     const { error } = await owner.client.auth.refreshSession();
     expect(error).toBeNull();
     await owner.client.from('todos').insert({ title: 'after refresh', priority: 2 });
-    const event = await waitFor(() =>
+    const event = await until(() =>
       ownerEvents.slice(before).find((candidate) => candidate.new.title === 'after refresh'),
     );
     expect(event.eventType).toBe('INSERT');
@@ -258,9 +249,9 @@ describe('joining', () => {
     channel.subscribe((status) => {
       if (status === 'CLOSED') closed = true;
     });
-    const error = await waitFor(() => system.find((message) => message.status === 'error'), 6_000);
+    const error = await until(() => system.find((message) => message.status === 'error'), 6_000);
     expect(error.message).toBe('Token has expired');
-    await waitFor(() => (closed || channel.state === 'closed' ? true : undefined), 3_000);
+    await until(() => (closed || channel.state === 'closed' ? true : undefined), 3_000);
   });
 
   it('refuses an already expired access token at join', async () => {
@@ -338,7 +329,7 @@ describe('connecting', () => {
         join_ref: '2',
       }),
     );
-    await waitFor(() => (replies.length >= 2 ? true : undefined));
+    await until(() => (replies.length >= 2 ? true : undefined));
     expect(replies[0]).toEqual({
       join_ref: null,
       ref: '1',
@@ -371,7 +362,7 @@ describe('broadcast', () => {
       payload: { x: 3, y: 4 },
     });
     expect(status).toBe('ok');
-    expect(await waitFor(() => bobGot[0])).toEqual({ x: 3, y: 4 });
+    expect(await until(() => bobGot[0])).toEqual({ x: 3, y: 4 });
     await settle();
     expect(aliceGot).toEqual([]);
   });
@@ -392,7 +383,7 @@ describe('broadcast', () => {
       'ok',
     );
     expect(await unjoined.httpSend('direct', { n: 2 })).toEqual({ success: true });
-    await waitFor(() => (got.length >= 2 ? true : undefined));
+    await until(() => (got.length >= 2 ? true : undefined));
     expect(got).toEqual([
       { event: 'fallback', payload: { n: 1 } },
       { event: 'direct', payload: { n: 2 } },
@@ -428,7 +419,7 @@ describe('broadcast', () => {
       .on('broadcast', { event: 'ping' }, (message) => got.push(message.payload));
     await subscribe(channel);
     await channel.send({ type: 'broadcast', event: 'ping', payload: { n: 1 } });
-    expect(await waitFor(() => got[0])).toEqual({ n: 1 });
+    expect(await until(() => got[0])).toEqual({ n: 1 });
   });
 });
 
@@ -448,7 +439,7 @@ describe('limits', () => {
     const replies: unknown[][] = [];
     socket.on('message', (data) => replies.push(JSON.parse(data.toString())));
     for (let n = 1; n <= 101; n += 1) socket.send(joinFrame(`realtime:many-${n}`, n));
-    const last = await waitFor(() => replies.find((reply) => reply[1] === '101'));
+    const last = await until(() => replies.find((reply) => reply[1] === '101'));
     expect(last[4]).toEqual({
       status: 'error',
       response: { reason: 'at most 100 channels per connection' },
@@ -481,7 +472,7 @@ describe('limits', () => {
     for (let n = 0; n < 24; n += 1) sender.send(push);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     (slow as unknown as { _socket: { resume(): void } })._socket.resume();
-    await waitFor(() => (closeCode ? closeCode : undefined), 10_000);
+    await until(() => (closeCode ? closeCode : undefined), 10_000);
     expect(closeCode).toBe(1013);
     sender.close();
   }, 20_000);

@@ -19,18 +19,9 @@ import { REPO_ROOT, type RunningStack, startStack } from '../src/index.ts';
 import { findFreePort } from '../src/ports.ts';
 import { startCluster } from '../src/postgres/cluster.ts';
 import { applyMigrations, applyPlatformBootstrap } from '../src/postgres/schema-setup.ts';
+import { until } from './helpers/until.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'warn' });
-
-async function until<T>(read: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function readRow(dbUrl: string) {
   const client = new pg.Client({ connectionString: dbUrl });

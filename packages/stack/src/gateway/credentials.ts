@@ -8,7 +8,8 @@ export type CredentialDecision =
   | { ok: true; authorization: string | undefined }
   | { ok: false; message: string; hint: string };
 
-function bearerOf(header: string | undefined): string | undefined {
+/** The token of an `Authorization: Bearer <token>` header, if that is what it holds. */
+export function bearerOf(header: string | undefined): string | undefined {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   return match?.[1];
 }

@@ -9,7 +9,12 @@ import type { FunctionHost } from '../functions/function-host.ts';
 import type { ProjectKeys } from '../keys.ts';
 import type { RealtimeService } from '../realtime/realtime-service.ts';
 import { isPreflight, preflightHeaders } from './cors.ts';
-import { decideRestCredentials, projectKeyJwt, translateAuthorization } from './credentials.ts';
+import {
+  bearerOf,
+  decideRestCredentials,
+  projectKeyJwt,
+  translateAuthorization,
+} from './credentials.ts';
 import { forward, UpstreamPools } from './forward.ts';
 import { sendJson } from './json-response.ts';
 
@@ -93,7 +98,7 @@ async function verifyFunctionJwt(
   authorization: string | undefined,
   secret: string,
 ): Promise<string | undefined> {
-  const token = authorization ? /^Bearer\s+(\S+)$/i.exec(authorization)?.[1] : undefined;
+  const token = bearerOf(authorization);
   if (!token) return 'Error: Missing authorization header';
   try {
     await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ['HS256'] });
@@ -165,11 +170,12 @@ function routeRealtimeHttp(
     headerValue(request, 'authorization'),
     options.keys,
   );
-  const token = authorization ? (/^Bearer\s+(\S+)$/i.exec(authorization)?.[1] ?? null) : null;
-  options.realtime.handleHttp(request, response, path, token).catch((error: unknown) => {
-    options.logger.error({ err: error }, 'realtime http route failed');
-    if (!response.headersSent) sendJson(response, 500, { error: 'Internal Server Error' });
-  });
+  options.realtime
+    .handleHttp(request, response, path, bearerOf(authorization) ?? null)
+    .catch((error: unknown) => {
+      options.logger.error({ err: error }, 'realtime http route failed');
+      if (!response.headersSent) sendJson(response, 500, { error: 'Internal Server Error' });
+    });
 }
 
 const PREFIXES = ['/rest/v1', '/auth/v1', '/functions/v1', '/realtime/v1'] as const;

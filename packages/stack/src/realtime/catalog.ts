@@ -20,6 +20,7 @@ export function quoteIdent(name: string): string {
 export class Catalog {
   private readonly roots = new Map<string, TableRef>();
   private readonly typeNames = new Map<number, string>();
+  private readonly sqlTypeNames = new Map<number, string>();
   private readonly selectable = new Map<string, { at: number; columns: Set<string> }>();
   private readonly rls = new Map<string, { at: number; enabled: boolean }>();
   private readonly switchableRoles = new Map<string, boolean>();
@@ -28,17 +29,6 @@ export class Catalog {
 
   constructor(pool: Pool) {
     this.pool = pool;
-  }
-
-  /** `schema.table` names wal2json must stream: the publication's tables and partitions. */
-  async publishedRelations(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ name: string }>(
-      `select format('%s.%s', replace(replace(schemaname, '\\', '\\\\'), ',', '\\,'),
-                     replace(replace(tablename, '\\', '\\\\'), ',', '\\,')) as name
-       from pg_catalog.pg_publication_tables where pubname = $1`,
-      [PUBLICATION],
-    );
-    return rows.map((row) => row.name);
   }
 
   /**
@@ -82,8 +72,7 @@ export class Catalog {
    * cast. wal2json's own `type` text is not (it prints a quoted identifier without its quotes).
    */
   async sqlTypeName(oid: number): Promise<string> {
-    const key = -oid - 1;
-    const cached = this.typeNames.get(key);
+    const cached = this.sqlTypeNames.get(oid);
     if (cached) return cached;
     const { rows } = await this.pool.query<{ name: string | null }>(
       'select pg_catalog.format_type($1, null) as name',
@@ -91,7 +80,7 @@ export class Catalog {
     );
     const name = rows[0]?.name;
     if (!name) throw new Error(`unknown type oid ${oid}`);
-    this.typeNames.set(key, name);
+    this.sqlTypeNames.set(oid, name);
     return name;
   }
 

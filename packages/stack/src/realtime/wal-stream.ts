@@ -4,7 +4,7 @@
 // under its root table.
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Catalog, TableRef } from './catalog.ts';
+import { type Catalog, PUBLICATION, type TableRef } from './catalog.ts';
 
 export type ChangeType = 'INSERT' | 'UPDATE' | 'DELETE';
 
@@ -119,15 +119,21 @@ export class WalStream {
 
   private async read(max: number): Promise<Wal2JsonChange[]> {
     const client = await this.connect();
-    const tables = await this.catalog.publishedRelations();
     let rows: Array<{ data: string }>;
     try {
+      // add-tables is read from the publication in the same round trip, so it is always current;
+      // wal2json escapes ',' and '\' in names with a backslash.
       ({ rows } = await client.query<{ data: string }>(
         `select data from pg_catalog.pg_logical_slot_get_changes($1, null, $2,
            'format-version', '2', 'include-pk', '1', 'include-timestamp', '1',
            'include-type-oids', '1', 'include-transaction', '0',
-           'actions', 'insert,update,delete', 'add-tables', $3)`,
-        [this.slot, max, tables.length > 0 ? tables.join(',') : NO_TABLE],
+           'actions', 'insert,update,delete',
+           'add-tables', (
+             select coalesce(string_agg(format('%s.%s',
+                      replace(replace(schemaname, '\\', '\\\\'), ',', '\\,'),
+                      replace(replace(tablename, '\\', '\\\\'), ',', '\\,')), ','), $3)
+             from pg_catalog.pg_publication_tables where pubname = $4))`,
+        [this.slot, max, NO_TABLE, PUBLICATION],
       ));
     } catch (error) {
       // A broken connection takes its temporary slot along; the next poll starts a new one.
