@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   postgresql-15 postgresql-15-cron postgresql-15-wal2json postgresql-15-pgtap
   postgresql-15-plpgsql-check libtap-parser-sourcehandler-pgtap-perl
+  chromium curl
 )
 missing=()
 for package in "${packages[@]}"; do
