@@ -1,13 +1,22 @@
-// The capture proxy: listener, forwarding, and the capture writer.
+// The capture proxy: listeners, forwarding and interception, devices, and the capture writer.
 export type { Capture } from './capture/capture.ts';
 export {
   CaptureWriter,
   type CaptureWriterOptions,
   type CaptureWriterStats,
 } from './capture/capture-writer.ts';
-export { type ProxyOptions, type RunningProxy, startProxy } from './proxy-server.ts';
+export type { AttributionRule, ConnectionInfo } from './connection-info.ts';
+export { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
+export { PAC_CONTENT_TYPE, pacBody } from './devices/pac.ts';
+export {
+  type DeviceOptions,
+  type ProxyOptions,
+  type RunningProxy,
+  startProxy,
+} from './proxy-server.ts';
 export {
   type CertificateAuthority,
   CertificateAuthorityError,
   loadOrCreateCertificateAuthority,
 } from './tls/certificate-authority.ts';
+export { LeafCertificateCache } from './tls/leaf-certificates.ts';

@@ -1,35 +1,79 @@
-// The proxy's listener (002 §4.3, §5): plain HTTP forwarding and CONNECT on one port, the
-// proxy's own management URLs answered locally whatever Host they name, and egress limited to
-// clients on the source-IP allowlist (others get 403 and nothing leaves).
+// The proxy daemon's listeners (002 §4.3, §4.4, §5): the shared manual port (8888), an optional
+// management port (8889), and one port per device. Each is a plain `net.Server` that tags the
+// connection (listener, client, attribution) and hands it to one shared HTTP/1.1 server
+// (proxy-anchors §2.5: 50 listeners cost 5 ms and no memory this way); decrypted h2 connections
+// go to one shared HTTP/2 server. Management URLs are answered locally on every listener and for
+// every client; egress is limited to the source-IP allowlist (others get 403, nothing leaves).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { BlockList, isIP } from 'node:net';
+import http2, { type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import https from 'node:https';
+import net, { BlockList, isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { CaptureWriter } from './capture/capture-writer.ts';
-import { forwardHttp } from './http/forward-http.ts';
-import { openTunnel, tunnelTargets } from './http/tunnel.ts';
+import {
+  type Attribution,
+  type ConnectionInfo,
+  connectionInfo,
+  describeConnection,
+  describeSession,
+  hostForUrl,
+  sessionInfo,
+} from './connection-info.ts';
+import { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
+import { pacSubdomain } from './devices/pac.ts';
+import { type ForwardContext, forwardHttp } from './http/forward-http.ts';
+import { openTunnel, type TunnelContext } from './http/tunnel.ts';
+import { forwardUpgrade } from './http/websocket.ts';
+import { type ManagementContext, serveManagement } from './management/management.ts';
 import type { CertificateAuthority } from './tls/certificate-authority.ts';
+import { LeafCertificateCache } from './tls/leaf-certificates.ts';
+import { PassthroughPolicy } from './tls/passthrough-policy.ts';
+
+export interface DeviceOptions {
+  /** The database devices and ports live in (queries run as service_role). */
+  pool: pg.Pool;
+  /** Base domain with wildcard DNS: PAC at http://<port>.{proxyDomain}/ (002 §4.4). */
+  proxyDomain: string;
+  portRange: PortRange;
+  /** How often the port map is re-read (ports other daemons allocated). */
+  refreshIntervalMs?: number;
+}
 
 export interface ProxyOptions {
+  /** The shared manual port (8888 in production). */
   port: number;
+  /** A second listener for the management URLs ({proxy_url}, 8889 in production). */
+  managementPort?: number;
   host?: string;
   writer: CaptureWriter;
   /** CIDRs or addresses allowed to send traffic through (002 §5). */
   allowlist: string[];
   /** Bytes of each body kept in the capture. */
   bodyCap?: number;
-  /** The project CA, offered for download at /ca.pem and /ca.der. */
+  /** The project CA: downloadable, and the signer of interception leaves. */
   ca?: CertificateAuthority;
+  /** Intercept TLS inside tunnels; on by default when a CA is given. */
+  intercept?: boolean;
+  /** Host patterns never intercepted (`pinned.example`, `*.apple.com`). */
+  passthroughHosts?: string[];
+  /** Offer HTTP/2 to intercepted clients by ALPN (default on). */
+  http2?: boolean;
+  /** Extra PEM roots trusted for origin certificates, beside Node's bundled roots. */
+  upstreamCa?: string[];
+  devices?: DeviceOptions;
   logger: Logger;
 }
 
 export interface RunningProxy {
   port: number;
+  managementPort: number | undefined;
+  registry: DeviceRegistry | undefined;
+  leaves: LeafCertificateCache | null;
   stop(): Promise<void>;
 }
-
-/** Paths the proxy answers itself (never forwarded): health and the CA; PAC, /allocate to come. */
-const MANAGEMENT_PATHS = new Set(['/health', '/ca.pem', '/ca.der']);
 
 function buildAllowlist(entries: string[]): BlockList {
   const list = new BlockList();
@@ -42,7 +86,7 @@ function buildAllowlist(entries: string[]): BlockList {
   return list;
 }
 
-function allowed(list: BlockList, address: string | undefined): boolean {
+function allowed(list: BlockList, address: string | null | undefined): boolean {
   if (!address) return false;
   const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
   return list.check(plain, isIP(plain) === 6 ? 'ipv6' : 'ipv4');
@@ -53,111 +97,276 @@ function sendJson(response: ServerResponse, status: number, body: object): void 
   response.end(JSON.stringify(body));
 }
 
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+function listen(server: net.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve((server.address() as net.AddressInfo).port);
+    });
+  });
+}
+
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const logger = options.logger;
+  const bindHost = options.host ?? '127.0.0.1';
   const allowlist = buildAllowlist(options.allowlist);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const context = {
-    agent,
+  const interceptOn = options.ca !== undefined && options.intercept !== false;
+  const leaves = interceptOn
+    ? await LeafCertificateCache.create(options.ca as CertificateAuthority)
+    : null;
+  const passthrough = new PassthroughPolicy(options.passthroughHosts);
+  const registry = options.devices
+    ? new DeviceRegistry({
+        pool: options.devices.pool,
+        range: options.devices.portRange,
+        logger,
+      })
+    : undefined;
+  const proxyDomain = options.devices?.proxyDomain.toLowerCase();
+
+  const forwarding: ForwardContext = {
+    agent: new http.Agent({ keepAlive: true, maxSockets: 256 }),
+    httpsAgent: new https.Agent({
+      keepAlive: true,
+      maxSockets: 256,
+      ...(options.upstreamCa ? { ca: [...tls.rootCertificates, ...options.upstreamCa] } : {}),
+    }),
     bodyCap: options.bodyCap ?? 1024 * 1024,
-    source: 'manual' as const,
-    deliver: (capture: Parameters<CaptureWriter['enqueue']>[0]) => options.writer.enqueue(capture),
-  };
-  const server = http.createServer({ requireHostHeader: false });
-  let ownPort = options.port;
-
-  const isManagement = (target: URL | null) => {
-    if (!target) return true; // origin-form: addressed to the proxy itself
-    const local = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(target.hostname);
-    return local && Number(target.port || 80) === ownPort && MANAGEMENT_PATHS.has(target.pathname);
+    deliver: (capture) => options.writer.enqueue(capture),
   };
 
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (!allowed(allowlist, request.socket.remoteAddress)) {
+  const sockets = new Set<Duplex>();
+  const listeners = new Map<number, net.Server>();
+  const opening = new Map<number, Promise<void>>();
+  const http1 = http.createServer({ requireHostHeader: false });
+  const h2 = http2.createServer();
+  let pendingSessionInfo: ConnectionInfo | undefined;
+
+  const attribute = (listenerPort: number, ip: string | null): Attribution => {
+    const byPort = registry?.deviceForPort(listenerPort);
+    if (byPort && listenerPort !== mainPort && listenerPort !== managementPort) {
+      return { rule: 'port', deviceUuid: byPort };
+    }
+    const byIp = registry?.deviceForIp(ip);
+    if (byIp) return { rule: 'ip', deviceUuid: byIp };
+    return { rule: 'proxy', deviceUuid: null };
+  };
+
+  const accept = (socket: net.Socket, listenerPort: number) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    socket.setNoDelay(true);
+    const ip = socket.remoteAddress ?? null;
+    const attribution = attribute(listenerPort, ip);
+    describeConnection(socket, {
+      client: { ip, port: socket.remotePort ?? null },
+      listenerPort,
+      source: attribution.rule === 'port' ? 'pac' : 'manual',
+      attribution,
+    });
+    http1.emit('connection', socket);
+  };
+
+  const ensureListener = (port: number): Promise<void> => {
+    if (listeners.has(port)) return Promise.resolve();
+    const inFlight = opening.get(port);
+    if (inFlight) return inFlight;
+    const server = net.createServer((socket) => accept(socket, port));
+    const started = listen(server, port, bindHost).then(
+      () => {
+        listeners.set(port, server);
+        opening.delete(port);
+      },
+      (error: Error) => {
+        opening.delete(port);
+        logger.error({ err: error, port }, 'cannot open a device port');
+        throw error;
+      },
+    );
+    opening.set(port, started);
+    return started;
+  };
+
+  const management: ManagementContext = {
+    writer: options.writer,
+    ca: options.ca,
+    leaves,
+    passthrough,
+    devices: registry && proxyDomain ? { registry, proxyDomain, ensureListener } : undefined,
+    listeningPorts: () => [...listeners.keys()],
+  };
+
+  /** A host (and port) that names this proxy: its domain, or one of its listeners locally. */
+  const isOwnAddress = (hostname: string, port: number): boolean => {
+    const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+    if (proxyDomain && (host === proxyDomain || pacSubdomain(host, proxyDomain) !== null)) {
+      return true;
+    }
+    return (LOOPBACK_NAMES.has(host) || host === bindHost) && listeners.has(port);
+  };
+
+  const tunnelContext: TunnelContext = {
+    deliver: forwarding.deliver,
+    passthrough,
+    leaves,
+    http2: options.http2 !== false,
+    serveHttp1: (socket) => http1.emit('connection', socket),
+    serveHttp2: (socket, info) => {
+      pendingSessionInfo = info;
+      try {
+        h2.emit('connection', socket);
+      } finally {
+        pendingSessionInfo = undefined;
+      }
+    },
+    logger,
+  };
+
+  const handle = (request: IncomingMessage, response: ServerResponse) => {
+    const info = connectionInfo(request.socket) as ConnectionInfo;
+    const target = info.target;
+    if (target) {
+      // Inside a tunnel: origin-form, addressed to the tunnel's target (allowlist checked at
+      // CONNECT) unless the target is this proxy itself.
+      if (isOwnAddress(target.host, target.port)) {
+        const path = new URL(request.url ?? '/', 'http://proxy').pathname;
+        void serveManagement(request, response, path, request.headers.host, management);
+        return;
+      }
+      const url = `${target.scheme}://${hostForUrl(target.host)}:${target.port}${request.url ?? '/'}`;
+      forwardHttp(request, response, new URL(url), info, forwarding);
+      return;
+    }
+    const raw = request.url ?? '/';
+    if (raw.startsWith('/')) {
+      // Origin-form on a listener: addressed to the proxy itself (002 §4.3).
+      const path = new URL(raw, 'http://proxy').pathname;
+      void serveManagement(request, response, path, request.headers.host, management);
+      return;
+    }
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      sendJson(response, 400, { error: 'bad_request', message: 'request target is not a URL' });
+      return;
+    }
+    if (isOwnAddress(url.hostname, Number(url.port || 80))) {
+      void serveManagement(request, response, url.pathname, url.host, management);
+      return;
+    }
+    if (!allowed(allowlist, info.client.ip)) {
+      request.resume();
       sendJson(response, 403, { error: 'forbidden', message: 'source address not allowed' });
       return;
     }
-    // Plain HTTP that arrived inside a CONNECT tunnel: origin-form, addressed to the tunnel's target.
-    const tunnel = tunnelTargets.get(request.socket);
-    if (tunnel) {
-      const host = tunnel.host.includes(':') ? `[${tunnel.host}]` : tunnel.host;
-      forwardHttp(
-        request,
-        response,
-        new URL(`http://${host}:${tunnel.port}${request.url ?? '/'}`),
-        context,
-      );
-      return;
-    }
-    let target: URL | null = null;
-    if (!(request.url ?? '').startsWith('/')) {
-      try {
-        target = new URL(request.url ?? '');
-      } catch {
-        sendJson(response, 400, { error: 'bad_request', message: 'request target is not a URL' });
-        return;
-      }
-    }
-    if (isManagement(target)) {
-      const path = target ? target.pathname : new URL(request.url ?? '/', 'http://proxy').pathname;
-      if (path === '/health') {
-        sendJson(response, 200, { status: 'ok', captures: options.writer.stats() });
-      } else if (path === '/ca.pem' && options.ca) {
-        response.writeHead(200, {
-          'content-type': 'application/x-pem-file',
-          'content-disposition': 'attachment; filename="capture-ca.pem"',
-        });
-        response.end(options.ca.certPem);
-      } else if (path === '/ca.der' && options.ca) {
-        // The form Android and iOS install from a download.
-        response.writeHead(200, {
-          'content-type': 'application/x-x509-ca-cert',
-          'content-disposition': 'attachment; filename="capture-ca.der"',
-        });
-        response.end(options.ca.certDer);
-      } else {
-        sendJson(response, 404, { error: 'not_found', message: `no management URL ${path}` });
-      }
-      return;
-    }
-    if (target?.protocol !== 'http:') {
+    if (url.protocol !== 'http:') {
       sendJson(response, 400, {
         error: 'bad_request',
         message: 'only http:// is forwarded; use CONNECT for https',
       });
       return;
     }
-    forwardHttp(request, response, target, context);
-  });
+    forwardHttp(request, response, url, info, forwarding);
+  };
+  http1.on('request', handle);
+  // With a listener here Node does not answer 100 itself: forwardHttp relays the origin's.
+  http1.on('checkContinue', handle);
 
-  server.on('connect', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!allowed(allowlist, request.socket.remoteAddress)) {
+  http1.on('connect', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const info = connectionInfo(request.socket) as ConnectionInfo;
+    if (!allowed(allowlist, info.client.ip)) {
       socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       return;
     }
-    openTunnel(request, socket, head, 'manual', context.deliver, (plain) =>
-      server.emit('connection', plain),
-    );
+    openTunnel(request, socket, head, info, tunnelContext);
+  });
+
+  http1.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const info = connectionInfo(request.socket) as ConnectionInfo;
+    let url: URL;
+    try {
+      url = info.target
+        ? new URL(
+            `${info.target.scheme}://${hostForUrl(info.target.host)}:${info.target.port}${request.url ?? '/'}`,
+          )
+        : new URL(request.url ?? '');
+    } catch {
+      socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    if (!info.target && !allowed(allowlist, info.client.ip)) {
+      socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    forwardUpgrade(request, socket, head, url, info, forwarding);
   });
 
   // Malformed requests: 400 to that client only (Node's parser error), never a crash.
-  server.on('clientError', (error, socket) => {
-    options.logger.debug({ err: error }, 'malformed request');
-    if (socket.writable)
+  http1.on('clientError', (error, socket) => {
+    logger.debug({ err: error }, 'malformed request');
+    if (socket.writable) {
       socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-    else socket.destroy();
+    } else socket.destroy();
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '127.0.0.1', () => resolve());
+  h2.on('session', (session) => {
+    if (pendingSessionInfo) describeSession(session, pendingSessionInfo);
+    session.on('error', (error) => logger.debug({ err: error }, 'HTTP/2 session error'));
   });
-  ownPort = (server.address() as { port: number }).port;
+  h2.on('request', (request: Http2ServerRequest, response: Http2ServerResponse) => {
+    const info = sessionInfo(request.stream.session as http2.Http2Session) as ConnectionInfo;
+    const target = info.target as NonNullable<ConnectionInfo['target']>;
+    const url = `https://${hostForUrl(target.host)}:${target.port}${request.url}`;
+    forwardHttp(request, response, new URL(url), info, forwarding);
+  });
+
+  let mainPort = 0;
+  let managementPort: number | undefined;
+  if (registry) await registry.refresh();
+  const mainServer = net.createServer((socket) => accept(socket, mainPort));
+  mainPort = await listen(mainServer, options.port, bindHost);
+  listeners.set(mainPort, mainServer);
+  if (options.managementPort !== undefined) {
+    const managementServer = net.createServer((socket) => accept(socket, managementPort as number));
+    managementPort = await listen(managementServer, options.managementPort, bindHost);
+    listeners.set(managementPort, managementServer);
+  }
+  // Restart: every device keeps its port (002 §2.3).
+  for (const port of registry?.ports ?? []) {
+    await ensureListener(port).catch(() => undefined);
+  }
+  const refresher = registry
+    ? setInterval(() => {
+        registry
+          .refresh()
+          .then(() =>
+            Promise.all(registry.ports.map((port) => ensureListener(port).catch(() => undefined))),
+          )
+          .catch((error: unknown) => logger.warn({ err: error }, 'device refresh failed'));
+      }, options.devices?.refreshIntervalMs ?? 30_000)
+    : undefined;
+  refresher?.unref();
+
   return {
-    port: ownPort,
+    port: mainPort,
+    managementPort,
+    registry,
+    leaves,
     async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      agent.destroy();
+      if (refresher) clearInterval(refresher);
+      const closing = [...listeners.values()].map(
+        (server) => new Promise<void>((resolve) => server.close(() => resolve())),
+      );
+      for (const socket of sockets) socket.destroy();
+      await Promise.all(closing);
+      forwarding.agent.destroy();
+      forwarding.httpsAgent.destroy();
     },
   };
 }

@@ -1,20 +1,29 @@
-// Plain HTTP forwarding (absolute-form requests, 002 §4.3): the request streams to the origin and
-// the response streams back, each teed into a bounded capture; the exchange becomes one capture.
-// An unreachable origin answers 502 with a reason and is captured as kind `error`.
+// Forwarding one exchange (002 §4.3): absolute-form HTTP, origin-form HTTP inside a tunnel, and
+// decrypted HTTPS (HTTP/1.1 or HTTP/2 from the client; HTTP/1.1 to the origin). The request
+// streams to the origin and the response streams back, each teed into a bounded capture; the
+// exchange becomes one capture. An unreachable origin answers 502 with a reason and is captured
+// as kind `error`. `Expect: 100-continue` is relayed: the client gets 100 when the origin sends it.
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import https from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import { BodyTap } from '../capture/body-tap.ts';
-import type { Capture } from '../capture/capture.ts';
+import { type Capture, connectionFields } from '../capture/capture.ts';
+import type { ConnectionInfo } from '../connection-info.ts';
 
 export interface ForwardContext {
   agent: http.Agent;
+  httpsAgent: https.Agent;
   bodyCap: number;
-  source: 'manual' | 'pac';
   deliver(capture: Capture): void;
 }
 
-/** rawHeaders as [[name, value], …] in wire order and case. */
-function headerPairs(raw: string[]): Array<[string, string]> {
+type ClientRequest = IncomingMessage | Http2ServerRequest;
+type ClientResponse = ServerResponse | Http2ServerResponse;
+
+/** rawHeaders as [[name, value], …] in wire order and case (HTTP/2 pseudo-headers included). */
+export function headerPairs(raw: string[]): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   for (let index = 0; index + 1 < raw.length; index += 2) {
     pairs.push([raw[index] as string, raw[index + 1] as string]);
@@ -35,7 +44,11 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-function forwardedHeaders(raw: string[]): string[] {
+/**
+ * The headers to send on: hop-by-hop ones and those the Connection header lists removed, and
+ * HTTP/2 pseudo-headers turned into what HTTP/1.1 says (`:authority` becomes Host).
+ */
+export function forwardedHeaders(raw: string[], keep: ReadonlySet<string> = new Set()): string[] {
   const listed = new Set(
     raw
       .filter((_, index) => index % 2 === 0)
@@ -46,40 +59,51 @@ function forwardedHeaders(raw: string[]): string[] {
       ),
   );
   const out: string[] = [];
+  let hasHost = false;
+  let authority: string | undefined;
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = (raw[index] as string).toLowerCase();
-    if (HOP_BY_HOP.has(name) || listed.has(name)) continue;
+    if (name === ':authority') authority = raw[index + 1];
+    if (name === 'host') hasHost = true;
+    if (name.startsWith(':')) continue;
+    if (!keep.has(name) && (HOP_BY_HOP.has(name) || listed.has(name))) continue;
     out.push(raw[index] as string, raw[index + 1] as string);
   }
+  if (!hasHost && authority !== undefined) out.unshift('host', authority);
   return out;
 }
 
+function roundedSince(start: number): number {
+  return Math.round((performance.now() - start) * 100) / 100;
+}
+
 export function forwardHttp(
-  request: IncomingMessage,
-  response: ServerResponse,
+  request: ClientRequest,
+  response: ClientResponse,
   target: URL,
+  info: ConnectionInfo,
   context: ForwardContext,
 ): void {
   const started = performance.now();
   const startedAt = new Date();
   const requestTap = new BodyTap(context.bodyCap);
   const responseTap = new BodyTap(context.bodyCap);
-  const timings = { connect: -1, send: 0, wait: 0, receive: 0 };
+  const timings = { connect: -1, tls: -1, send: 0, wait: 0, receive: 0 };
+  const secure = target.protocol === 'https:';
+  let upstreamTls: Record<string, unknown> | undefined;
   let requestSentAt = started;
   let firstByteAt = started;
   const base = {
     method: request.method ?? 'GET',
-    scheme: 'http',
+    scheme: secure ? 'https' : 'http',
     host: target.hostname,
-    port: Number(target.port || 80),
+    port: Number(target.port || (secure ? 443 : 80)),
     path: target.pathname,
     query: target.search.replace(/^\?/, ''),
     url: target.href,
     httpVersion: `HTTP/${request.httpVersion}`,
     requestHeaders: headerPairs(request.rawHeaders),
-    client: { ip: request.socket.remoteAddress ?? null, port: request.socket.remotePort ?? null },
-    attribution: { rule: 'proxy' },
-    source: context.source,
+    ...connectionFields(info),
   };
 
   const finish = (kind: Capture['kind'], extra: Record<string, unknown>) => {
@@ -87,53 +111,83 @@ export function forwardHttp(
       request_id: randomUUID(),
       ts: startedAt.toISOString(),
       kind,
-      device_uuid: null,
+      device_uuid: info.attribution.deviceUuid,
       payload: {
         ...base,
+        ...(upstreamTls ? { upstreamTls } : {}),
         requestBody: requestTap.result(
           request.headers['content-type'],
           request.headers['content-encoding'],
         ),
-        timings: { ...timings, total: Math.round((performance.now() - started) * 100) / 100 },
+        timings: { ...timings, total: roundedSince(started) },
         ...extra,
       },
     });
   };
 
-  const upstream = http.request({
-    agent: context.agent,
-    host: target.hostname,
-    port: target.port || 80,
+  const hostname = target.hostname.replace(/^\[|\]$/g, '');
+  const options = {
+    host: hostname,
+    port: base.port,
     method: request.method,
     path: `${target.pathname}${target.search}`,
     headers: forwardedHeaders(request.rawHeaders),
     setHost: false,
-  });
+  };
+  const upstream = secure
+    ? https.request({
+        ...options,
+        agent: context.httpsAgent,
+        // The name the client asked for; the origin's certificate is checked against it.
+        servername: info.tls?.sni ?? hostname,
+      })
+    : http.request({ ...options, agent: context.agent });
   upstream.on('socket', (socket) => {
-    if (socket.connecting) {
-      socket.once('connect', () => {
-        timings.connect = Math.round((performance.now() - started) * 100) / 100;
-      });
-    } else {
+    if (!socket.connecting) {
       timings.connect = 0; // a kept-alive connection
+      return;
     }
+    socket.once('connect', () => {
+      timings.connect = roundedSince(started);
+    });
+    socket.once('secureConnect', () => {
+      timings.tls = Math.round((roundedSince(started) - timings.connect) * 100) / 100;
+      const tlsSocket = socket as TLSSocket;
+      upstreamTls = {
+        version: tlsSocket.getProtocol(),
+        cipher: tlsSocket.getCipher()?.standardName ?? null,
+        authorized: tlsSocket.authorized,
+      };
+    });
+  });
+  // The origin agreed to take the body: tell the client (RFC 9110 §10.1.1).
+  upstream.on('continue', () => {
+    if ('writeContinue' in response) response.writeContinue();
   });
   upstream.on('finish', () => {
     requestSentAt = performance.now();
-    timings.send = Math.round((requestSentAt - started) * 100) / 100;
+    timings.send = roundedSince(started);
   });
   upstream.on('response', (upstreamResponse) => {
     firstByteAt = performance.now();
     timings.wait = Math.round((firstByteAt - requestSentAt) * 100) / 100;
-    response.writeHead(
-      upstreamResponse.statusCode ?? 502,
-      upstreamResponse.statusMessage,
-      forwardedHeaders(upstreamResponse.rawHeaders),
-    );
+    const headers = forwardedHeaders(upstreamResponse.rawHeaders);
+    if (request.httpVersionMajor === 2) {
+      (response as Http2ServerResponse).writeHead(
+        upstreamResponse.statusCode ?? 502,
+        headers as unknown as http.OutgoingHttpHeaders,
+      );
+    } else {
+      (response as ServerResponse).writeHead(
+        upstreamResponse.statusCode ?? 502,
+        upstreamResponse.statusMessage,
+        headers,
+      );
+    }
     upstreamResponse.on('data', (chunk: Buffer) => responseTap.push(chunk));
-    upstreamResponse.pipe(response);
+    upstreamResponse.pipe(response as NodeJS.WritableStream);
     upstreamResponse.on('end', () => {
-      timings.receive = Math.round((performance.now() - firstByteAt) * 100) / 100;
+      timings.receive = roundedSince(firstByteAt);
       finish('http', {
         statusCode: upstreamResponse.statusCode,
         statusText: upstreamResponse.statusMessage,
@@ -149,14 +203,19 @@ export function forwardHttp(
   upstream.on('error', (error) => {
     const reason = `upstream ${target.host} unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
     if (!response.headersSent) {
-      response.writeHead(502, { 'content-type': 'application/json' });
+      (response as ServerResponse).writeHead(502, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ error: 'bad_gateway', message: reason }));
     } else {
       response.destroy();
     }
     finish('error', { statusCode: 502, error: reason });
   });
+  // A client that goes away mid-exchange takes the upstream request with it.
+  response.on('close', () => {
+    if (!response.writableFinished) upstream.destroy();
+  });
 
+  if (request.headers.expect?.toLowerCase() === '100-continue') upstream.flushHeaders();
   request.on('data', (chunk: Buffer) => requestTap.push(chunk));
   request.pipe(upstream);
 }

@@ -1,0 +1,142 @@
+// POST {proxy_url}/allocate (002 §2.3, §4.4, §5): HTTP basic auth with a certificate bundle's
+// credentials, body {uuid, deviceName, country}, answer {port, baseDomain, uuid, deviceName}.
+// The device's listener is running before the answer is sent. Choices where the spec says "not
+// shown": uuid and deviceName are required, country is optional (ISO 3166-1 alpha-2, any case);
+// errors are JSON {error, message} with 400, 401 (plus WWW-Authenticate), 403, 405, 413, 503.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { AllocationError, type DeviceRegistry } from './device-registry.ts';
+
+const MAX_BODY_BYTES = 16 * 1024;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const AllocateBody = z.object({
+  uuid: z
+    .string()
+    .regex(UUID, 'uuid must be a UUID')
+    .transform((value) => value.toLowerCase()),
+  deviceName: z
+    .string()
+    .transform((value) => value.trim())
+    .pipe(z.string().min(1, 'deviceName must not be empty').max(200, 'deviceName is too long')),
+  country: z
+    .string()
+    .regex(/^[A-Za-z]{2}$/, 'country must be an ISO 3166-1 alpha-2 code')
+    .transform((value) => value.toUpperCase())
+    .nullish(),
+});
+
+export interface AllocateContext {
+  registry: DeviceRegistry;
+  proxyDomain: string;
+  /** Starts (or confirms) the device's listener; rejects when the port cannot be bound. */
+  ensureListener(port: number): Promise<void>;
+}
+
+function reply(response: ServerResponse, status: number, body: object, headers = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+/** `Authorization: Basic base64(username:password)` (RFC 7617), or null. */
+function basicCredentials(header: string | undefined): { bundleId: string; secret: string } | null {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!match) return null;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return null;
+  const bundleId = decoded.slice(0, colon);
+  const secret = decoded.slice(colon + 1);
+  if (!UUID.test(bundleId) || secret.length === 0 || secret.length > 200) return null;
+  return { bundleId, secret };
+}
+
+function readBody(request: IncomingMessage): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        resolve(null);
+        request.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+export async function handleAllocate(
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: AllocateContext,
+): Promise<void> {
+  if (request.method !== 'POST') {
+    reply(response, 405, { error: 'method_not_allowed', message: 'use POST' }, { allow: 'POST' });
+    return;
+  }
+  const credentials = basicCredentials(request.headers.authorization);
+  const unauthorized = () =>
+    reply(
+      response,
+      401,
+      { error: 'unauthorized', message: 'basic credentials of a certificate bundle are required' },
+      { 'www-authenticate': 'Basic realm="capture-proxy", charset="UTF-8"' },
+    );
+  if (!credentials) {
+    request.resume();
+    unauthorized();
+    return;
+  }
+  const raw = await readBody(request);
+  if (raw === null) {
+    reply(response, 413, { error: 'payload_too_large', message: 'the body is over 16 KiB' });
+    return;
+  }
+  let parsed: z.infer<typeof AllocateBody>;
+  try {
+    const result = AllocateBody.safeParse(JSON.parse(raw.toString('utf8')));
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      reply(response, 400, {
+        error: 'invalid_request',
+        message: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
+      });
+      return;
+    }
+    parsed = result.data;
+  } catch {
+    reply(response, 400, { error: 'invalid_request', message: 'the body is not JSON' });
+    return;
+  }
+  try {
+    const allocation = await context.registry.allocate(
+      credentials,
+      { uuid: parsed.uuid, deviceName: parsed.deviceName, country: parsed.country ?? null },
+      request.socket.remoteAddress ?? null,
+    );
+    if (!allocation) {
+      unauthorized();
+      return;
+    }
+    await context.ensureListener(allocation.port);
+    reply(response, 200, {
+      port: allocation.port,
+      baseDomain: context.proxyDomain,
+      uuid: parsed.uuid,
+      deviceName: parsed.deviceName,
+    });
+  } catch (error) {
+    if (error instanceof AllocationError) {
+      reply(response, error.status, { error: error.code, message: error.message });
+    } else {
+      reply(response, 503, {
+        error: 'listener_unavailable',
+        message: `the device port could not be opened: ${(error as Error).message}`,
+      });
+    }
+  }
+}

@@ -1,0 +1,148 @@
+// The proxy's view of devices and their dedicated ports (002 §2.3, §4.4). Postgres is the truth:
+// allocation runs in `private.allocate_device_port` under an advisory lock, so two daemons
+// sharing the database agree on every port. The registry caches port → device and client
+// address → device for attribution, refreshes itself, and asks the database on a miss (a port
+// another daemon allocated a moment ago).
+import type pg from 'pg';
+import type { Logger } from 'pino';
+
+export interface PortRange {
+  start: number;
+  end: number;
+}
+
+export interface AllocationRequest {
+  uuid: string;
+  deviceName: string;
+  country: string | null;
+}
+
+export interface Allocation {
+  port: number;
+  ownerUserId: string;
+}
+
+export class AllocationError extends Error {
+  override name = 'AllocationError';
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Postgres errors `allocate_device_port` raises on purpose, as HTTP answers. */
+const ALLOCATION_ERRORS: Record<string, [number, string]> = {
+  '42501': [403, 'forbidden'],
+  '53400': [503, 'pool_exhausted'],
+};
+
+export class DeviceRegistry {
+  private readonly pool: pg.Pool;
+  private readonly range: PortRange;
+  private readonly logger: Logger;
+  private devicesByPort = new Map<number, string>();
+  private devicesByIp = new Map<string, string[]>();
+
+  constructor(options: { pool: pg.Pool; range: PortRange; logger: Logger }) {
+    this.pool = options.pool;
+    this.range = options.range;
+    this.logger = options.logger;
+  }
+
+  get ports(): number[] {
+    return [...this.devicesByPort.keys()];
+  }
+
+  deviceForPort(port: number): string | undefined {
+    return this.devicesByPort.get(port);
+  }
+
+  /** The device whose last known address is `ip`, when exactly one device has it. */
+  deviceForIp(ip: string | null): string | undefined {
+    if (!ip) return undefined;
+    const devices = this.devicesByIp.get(ip.replace(/^::ffff:/, ''));
+    return devices?.length === 1 ? devices[0] : undefined;
+  }
+
+  async refresh(): Promise<void> {
+    const { rows } = await this.asService<{ device_uuid: string; port: number; ip: string | null }>(
+      `select p.device_uuid, p.port, host(s.ip) as ip
+       from public.device_ports p left join public.device_status s using (device_uuid)`,
+    );
+    this.devicesByPort = new Map(rows.map((row) => [row.port, row.device_uuid]));
+    const byIp = new Map<string, string[]>();
+    for (const row of rows) {
+      if (row.ip) byIp.set(row.ip, [...(byIp.get(row.ip) ?? []), row.device_uuid]);
+    }
+    this.devicesByIp = byIp;
+  }
+
+  /** The device of `port`, asking the database when this daemon has not seen the port yet. */
+  async lookupPort(port: number): Promise<string | undefined> {
+    const known = this.devicesByPort.get(port);
+    if (known) return known;
+    const { rows } = await this.asService<{ device_uuid: string }>(
+      'select device_uuid from public.device_ports where port = $1',
+      [port],
+    );
+    const device = rows[0]?.device_uuid;
+    if (device) this.devicesByPort.set(port, device);
+    return device;
+  }
+
+  /** Null for bad credentials (nothing is recorded then). */
+  async allocate(
+    credentials: { bundleId: string; secret: string },
+    request: AllocationRequest,
+    clientIp: string | null,
+  ): Promise<Allocation | null> {
+    try {
+      const { rows } = await this.asService<{ port: number; owner_user_id: string }>(
+        'select port, owner_user_id from private.allocate_device_port($1, $2, $3, $4, $5, $6, $7, $8)',
+        [
+          credentials.bundleId,
+          credentials.secret,
+          request.uuid,
+          request.deviceName,
+          request.country,
+          clientIp?.replace(/^::ffff:/, '') ?? null,
+          this.range.start,
+          this.range.end,
+        ],
+      );
+      const row = rows[0];
+      if (!row) return null;
+      this.devicesByPort.set(row.port, request.uuid);
+      if (clientIp) this.devicesByIp.set(clientIp.replace(/^::ffff:/, ''), [request.uuid]);
+      return { port: row.port, ownerUserId: row.owner_user_id };
+    } catch (error) {
+      const known = ALLOCATION_ERRORS[(error as { code?: string }).code ?? ''];
+      if (known) throw new AllocationError(known[0], known[1], (error as Error).message);
+      this.logger.error({ err: error }, 'allocation failed');
+      throw new AllocationError(
+        503,
+        'unavailable',
+        'the device database is unavailable; try again',
+      );
+    }
+  }
+
+  private async asService<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      await client.query('set local role service_role');
+      const result = await client.query<T>(sql, values);
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}

@@ -1,0 +1,113 @@
+// WebSocket and other Upgrade requests (RFC 9110 §7.8, RFC 6455 §4): the handshake goes to the
+// origin with its Connection/Upgrade headers kept; on 101 both sockets are joined and the
+// handshake is captured as kind `websocket` (request and response headers); a refused upgrade is
+// relayed as the origin sent it. Frames pass through uncaptured (the reference tools store them
+// as child rows; that is a later step).
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { Duplex } from 'node:stream';
+import { connectionFields } from '../capture/capture.ts';
+import type { ConnectionInfo } from '../connection-info.ts';
+import { type ForwardContext, forwardedHeaders, headerPairs } from './forward-http.ts';
+
+const KEEP_FOR_UPGRADE = new Set(['connection', 'upgrade']);
+
+function rawResponseHead(response: IncomingMessage, headers: string[]): string {
+  const lines = [`HTTP/1.1 ${response.statusCode} ${response.statusMessage ?? ''}`];
+  for (let index = 0; index + 1 < headers.length; index += 2) {
+    lines.push(`${headers[index]}: ${headers[index + 1]}`);
+  }
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
+export function forwardUpgrade(
+  request: IncomingMessage,
+  client: Duplex,
+  head: Buffer,
+  target: URL,
+  info: ConnectionInfo,
+  context: ForwardContext,
+): void {
+  const startedAt = new Date();
+  const started = performance.now();
+  const secure = target.protocol === 'https:' || target.protocol === 'wss:';
+  const hostname = target.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(target.port || (secure ? 443 : 80));
+  const capture = (kind: 'websocket' | 'error', extra: Record<string, unknown>) =>
+    context.deliver({
+      request_id: randomUUID(),
+      ts: startedAt.toISOString(),
+      kind,
+      device_uuid: info.attribution.deviceUuid,
+      payload: {
+        method: request.method ?? 'GET',
+        scheme: secure ? 'wss' : 'ws',
+        host: hostname,
+        port,
+        path: target.pathname,
+        query: target.search.replace(/^\?/, ''),
+        url: `${secure ? 'wss' : 'ws'}://${target.host}${target.pathname}${target.search}`,
+        httpVersion: `HTTP/${request.httpVersion}`,
+        requestHeaders: headerPairs(request.rawHeaders),
+        ...connectionFields(info),
+        timings: { total: Math.round((performance.now() - started) * 100) / 100 },
+        ...extra,
+      },
+    });
+  const options = {
+    host: hostname,
+    port,
+    method: request.method,
+    path: `${target.pathname}${target.search}`,
+    headers: forwardedHeaders(request.rawHeaders, KEEP_FOR_UPGRADE),
+    setHost: false,
+  };
+  const upstream = secure
+    ? https.request({
+        ...options,
+        agent: context.httpsAgent,
+        servername: info.tls?.sni ?? hostname,
+      })
+    : http.request({ ...options, agent: context.agent });
+
+  upstream.on('upgrade', (response, upstreamSocket: Duplex, upstreamHead: Buffer) => {
+    client.write(rawResponseHead(response, response.rawHeaders));
+    if (upstreamHead.length > 0) client.write(upstreamHead);
+    if (head.length > 0) upstreamSocket.write(head);
+    upstreamSocket.pipe(client);
+    client.pipe(upstreamSocket);
+    upstreamSocket.on('error', () => client.destroy());
+    client.on('error', () => upstreamSocket.destroy());
+    upstreamSocket.on('close', () => client.destroy());
+    client.on('close', () => upstreamSocket.destroy());
+    capture('websocket', {
+      statusCode: response.statusCode,
+      statusText: response.statusMessage,
+      responseHeaders: headerPairs(response.rawHeaders),
+    });
+  });
+  upstream.on('response', (response) => {
+    // The origin declined the upgrade: pass its answer on and close.
+    client.write(
+      rawResponseHead(response, [...forwardedHeaders(response.rawHeaders), 'connection', 'close']),
+    );
+    response.pipe(client);
+    capture('websocket', {
+      statusCode: response.statusCode,
+      statusText: response.statusMessage,
+      responseHeaders: headerPairs(response.rawHeaders),
+      error: 'the origin did not switch protocols',
+    });
+  });
+  upstream.on('error', (error) => {
+    const reason = `upstream ${target.host} unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
+    const body = JSON.stringify({ error: 'bad_gateway', message: reason });
+    client.end(
+      `HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+    capture('error', { statusCode: 502, error: reason });
+  });
+  client.on('error', () => upstream.destroy());
+  upstream.end();
+}

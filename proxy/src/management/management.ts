@@ -1,0 +1,93 @@
+// The proxy's own URLs (002 §4.3, §4.4), answered locally on every listener and never forwarded:
+// /health (queue depth, listeners, certificates), /ca.pem and /ca.der, POST /allocate, and the
+// PAC file on `<port>.{proxy_domain}` at /, /proxy.pac and /wpad.dat.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CaptureWriter } from '../capture/capture-writer.ts';
+import { type AllocateContext, handleAllocate } from '../devices/allocate.ts';
+import { PAC_CONTENT_TYPE, PAC_PATHS, pacBody, pacSubdomain } from '../devices/pac.ts';
+import type { CertificateAuthority } from '../tls/certificate-authority.ts';
+import type { LeafCertificateCache } from '../tls/leaf-certificates.ts';
+import type { PassthroughPolicy } from '../tls/passthrough-policy.ts';
+
+export interface ManagementContext {
+  writer: CaptureWriter;
+  ca: CertificateAuthority | undefined;
+  leaves: LeafCertificateCache | null;
+  passthrough: PassthroughPolicy;
+  devices: AllocateContext | undefined;
+  listeningPorts(): number[];
+}
+
+function sendJson(response: ServerResponse, status: number, body: object): void {
+  response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  response.end(JSON.stringify(body));
+}
+
+export function notFound(response: ServerResponse, what: string): void {
+  sendJson(response, 404, { error: 'not_found', message: what });
+}
+
+/** `hostHeader`: the Host the request named (absolute-form authority or Host header). */
+export async function serveManagement(
+  request: IncomingMessage,
+  response: ServerResponse,
+  path: string,
+  hostHeader: string | undefined,
+  context: ManagementContext,
+): Promise<void> {
+  const devices = context.devices;
+  const subdomain = devices ? pacSubdomain(hostHeader, devices.proxyDomain) : null;
+  if (devices && subdomain !== null) {
+    await servePac(response, path, subdomain, devices);
+    return;
+  }
+  switch (path) {
+    case '/health':
+      sendJson(response, 200, {
+        status: 'ok',
+        captures: context.writer.stats(),
+        listeners: context.listeningPorts(),
+        certificates: { issued: context.leaves?.issued ?? 0 },
+        passthroughLearned: context.passthrough.learnedHosts(),
+      });
+      return;
+    case '/ca.pem':
+    case '/ca.der': {
+      if (!context.ca) break;
+      const pem = path === '/ca.pem';
+      // DER is the form Android and iOS install from a download (proxy-anchors §1.3.5).
+      response.writeHead(200, {
+        'content-type': pem ? 'application/x-pem-file' : 'application/x-x509-ca-cert',
+        'content-disposition': `attachment; filename="capture-ca.${pem ? 'pem' : 'der'}"`,
+      });
+      response.end(pem ? context.ca.certPem : context.ca.certDer);
+      return;
+    }
+    case '/allocate':
+      if (!devices) break;
+      await handleAllocate(request, response, devices);
+      return;
+  }
+  notFound(response, `no management URL ${path}`);
+}
+
+async function servePac(
+  response: ServerResponse,
+  path: string,
+  subdomain: string,
+  devices: AllocateContext,
+): Promise<void> {
+  if (!PAC_PATHS.has(path)) {
+    notFound(response, `no PAC file at ${path}`);
+    return;
+  }
+  const port = /^\d{1,5}$/.test(subdomain) ? Number(subdomain) : Number.NaN;
+  // A numeric subdomain that is no device's port is as unknown as a non-numeric one.
+  if (Number.isNaN(port) || !(await devices.registry.lookupPort(port))) {
+    notFound(response, `no device port ${subdomain}`);
+    return;
+  }
+  await devices.ensureListener(port);
+  response.writeHead(200, { 'content-type': PAC_CONTENT_TYPE, 'cache-control': 'no-cache' });
+  response.end(pacBody(devices.proxyDomain, port));
+}
