@@ -9,5 +9,7 @@ export default defineConfig({
     hookTimeout: 180_000,
     pool: 'forks',
     maxWorkers: 2,
+    // Bounded-memory tests collect garbage before sampling, so what they see is what is held.
+    execArgv: ['--expose-gc'],
   },
 });

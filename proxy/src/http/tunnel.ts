@@ -63,7 +63,7 @@ export function openTunnel(
       return;
     }
     const decision = context.leaves
-      ? context.passthrough.decide(host)
+      ? context.passthrough.decide(host, outer.client.ip)
       : { reason: 'configured' as const, detail: 'interception is off' };
     if (decision) passThrough(client, host, port, outer, decision, context);
     else void intercept(client, host, port, outer, context);
@@ -198,7 +198,7 @@ async function intercept(
     if (established) return;
     established = true; // report once
     // The client hung up on our certificate: it does not trust the CA or pins the real one.
-    context.passthrough.learn(sni ?? host, reason);
+    context.passthrough.learn(sni ?? host, outer.client.ip, reason);
     context.deliver(
       tunnelCapture(
         host,
@@ -230,6 +230,10 @@ async function intercept(
       },
     };
     describeConnection(secure, info);
+    // A server-side TLSSocket made by hand (not by tls.Server) keeps `secureConnecting` set after
+    // its handshake; an HTTP/2 session would then wait forever for a 'secureConnect' that only
+    // client sockets emit.
+    (secure as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
     if (secure.alpnProtocol === 'h2') context.serveHttp2(secure, info);
     else context.serveHttp1(secure);
   });

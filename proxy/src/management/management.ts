@@ -48,7 +48,7 @@ export async function serveManagement(
         captures: context.writer.stats(),
         listeners: context.listeningPorts(),
         certificates: { issued: context.leaves?.issued ?? 0 },
-        passthroughLearned: context.passthrough.learnedHosts(),
+        passthroughLearned: context.passthrough.learnedPairs(),
       });
       return;
     case '/ca.pem':

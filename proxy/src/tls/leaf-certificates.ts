@@ -27,6 +27,8 @@ const RENEW_BEFORE_MS = 3600 * 1000;
 export interface LeafContext {
   context: tls.SecureContext;
   certPem: string;
+  /** The process's shared leaf key. */
+  keyPem: string;
   expiresAt: number;
 }
 
@@ -150,6 +152,7 @@ export class LeafCertificateCache {
     return {
       context: tls.createSecureContext({ key: this.leafKeyPem, cert: certPem }),
       certPem,
+      keyPem: this.leafKeyPem,
       expiresAt: cert.validity.notAfter.getTime(),
     };
   }

@@ -2,15 +2,16 @@
 // a configured list of host patterns (`pinned.example`, `*.apple.com`, like mitmproxy's
 // ignore_hosts and Charles's exclude locations), and hosts learned at run time because a client
 // refused our certificate (the automatic fail-open users ask for: mitmproxy#8075, #8083).
-// Learned hosts are per process and expire, so a host whose client later trusts the CA is
-// intercepted again.
+// Learning is per client address and host, so one device without the CA installed does not turn
+// interception off for everyone; it is per process and expires, so a client that later installs
+// the CA is intercepted again.
 
 export interface PassthroughDecision {
   reason: 'configured' | 'handshake_failed';
   detail: string;
 }
 
-const LEARNED_TTL_MS = 24 * 3600 * 1000;
+const LEARNED_TTL_MS = 3600 * 1000;
 
 function compile(pattern: string): (host: string) => boolean {
   const normalized = pattern.trim().toLowerCase();
@@ -33,24 +34,29 @@ export class PassthroughPolicy {
     this.now = now;
   }
 
-  decide(host: string): PassthroughDecision | null {
+  decide(host: string, client: string | null): PassthroughDecision | null {
     const name = host.toLowerCase();
     const rule = this.configured.find((entry) => entry.matches(name));
     if (rule) return { reason: 'configured', detail: `matches ${rule.pattern}` };
-    const learned = this.learned.get(name);
+    const key = `${client ?? '?'} ${name}`;
+    const learned = this.learned.get(key);
     if (learned && learned.until > this.now()) {
       return { reason: 'handshake_failed', detail: learned.detail };
     }
-    if (learned) this.learned.delete(name);
+    if (learned) this.learned.delete(key);
     return null;
   }
 
-  /** A client refused our certificate for `host`: pass its next tunnels through. */
-  learn(host: string, detail: string): void {
-    this.learned.set(host.toLowerCase(), { detail, until: this.now() + LEARNED_TTL_MS });
+  /** `client` refused our certificate for `host`: pass its next tunnels there through. */
+  learn(host: string, client: string | null, detail: string): void {
+    this.learned.set(`${client ?? '?'} ${host.toLowerCase()}`, {
+      detail,
+      until: this.now() + LEARNED_TTL_MS,
+    });
   }
 
-  learnedHosts(): string[] {
+  /** `"<client> <host>"` pairs currently passed through after a refused handshake. */
+  learnedPairs(): string[] {
     return [...this.learned.keys()];
   }
 }
