@@ -328,7 +328,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   let mainPort = 0;
   let managementPort: number | undefined;
-  if (registry) await registry.refresh();
+  if (registry) {
+    if (options.ca) await registry.registerCa(options.ca.certPem, options.ca.fingerprint256);
+    await registry.refresh();
+  }
   const mainServer = net.createServer((socket) => accept(socket, mainPort));
   mainPort = await listen(mainServer, options.port, bindHost);
   listeners.set(mainPort, mainServer);

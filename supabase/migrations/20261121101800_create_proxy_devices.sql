@@ -197,7 +197,7 @@ begin
   end if;
   insert into public.devices as d (uuid, name, country, owner_user_id)
   values (allocate_device_port.device_uuid, allocate_device_port.device_name,
-          allocate_device_port.country, fn_bundle.owner_user_id)
+          upper(allocate_device_port.country), fn_bundle.owner_user_id)
   on conflict (uuid) do update
     set name = excluded.name, country = coalesce(excluded.country, d.country);
   insert into public.device_status as s (device_uuid, ip, source)

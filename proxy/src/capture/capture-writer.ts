@@ -27,12 +27,38 @@ export interface CaptureWriterStats {
   databaseUp: boolean;
 }
 
+// One statement per batch: the entries (a device deleted since the capture leaves the row
+// unattributed instead of failing the batch on the foreign key), then each device's
+// last_seen_at (never moved back by a late replay) and device_status (address and source of its
+// newest capture), which is what makes a device "online" (001 §2.2).
 const INSERT = `
-  insert into public.entries (ts, kind, request_id, device_uuid, payload)
-  select c.ts, c.kind, c.request_id, c.device_uuid, c.payload
-  from jsonb_to_recordset($1::jsonb)
-    as c (ts timestamptz, kind text, request_id text, device_uuid uuid, payload jsonb)
-  on conflict (request_id, ts) do nothing`;
+  with batch as (
+    select c.ts, c.kind, c.request_id, c.device_uuid, c.payload
+    from jsonb_to_recordset($1::jsonb)
+      as c (ts timestamptz, kind text, request_id text, device_uuid uuid, payload jsonb)
+  ), inserted as (
+    insert into public.entries (ts, kind, request_id, device_uuid, payload)
+    select b.ts, b.kind, b.request_id, d.uuid, b.payload
+    from batch b left join public.devices d on d.uuid = b.device_uuid
+    on conflict (request_id, ts) do nothing
+    returning 1
+  ), latest as (
+    select distinct on (b.device_uuid) b.device_uuid, b.ts,
+      (b.payload -> 'client' ->> 'ip')::inet as ip, b.payload ->> 'source' as source
+    from batch b join public.devices d on d.uuid = b.device_uuid
+    order by b.device_uuid, b.ts desc
+  ), seen as (
+    update public.devices d set last_seen_at = l.ts
+    from latest l
+    where d.uuid = l.device_uuid and (d.last_seen_at is null or d.last_seen_at < l.ts)
+    returning 1
+  ), status as (
+    insert into public.device_status as s (device_uuid, ip, source)
+    select l.device_uuid, l.ip, l.source from latest l
+    on conflict (device_uuid) do update set ip = excluded.ip, source = excluded.source
+    returning 1
+  )
+  select (select count(*) from inserted)::int as written`;
 
 export class CaptureWriter {
   private readonly options: Required<Omit<CaptureWriterOptions, 'logger'>> & { logger: Logger };
@@ -126,7 +152,7 @@ export class CaptureWriter {
       await client.query('set local role service_role');
       const result = await client.query(INSERT, [JSON.stringify(batch)]);
       await client.query('commit');
-      this.writtenCount += result.rowCount ?? 0;
+      this.writtenCount += (result.rows[0] as { written: number }).written;
     } catch (error) {
       await client.query('rollback').catch(() => undefined);
       throw error;

@@ -93,6 +93,14 @@ export class DeviceRegistry {
     return device;
   }
 
+  /**
+   * Records the project CA so bundles can carry it. Refused when another CA is registered:
+   * every daemon of a deployment must serve the CA devices already trust.
+   */
+  async registerCa(certPem: string, fingerprint256: string): Promise<void> {
+    await this.asService('select private.register_proxy_ca($1, $2)', [certPem, fingerprint256]);
+  }
+
   /** Null for bad credentials (nothing is recorded then). */
   async allocate(
     credentials: { bundleId: string; secret: string },

@@ -1,0 +1,466 @@
+// Devices on the proxy (002 §2.3, §4.4, §5) against a real Postgres: /allocate with certificate
+// bundle credentials (401 without, nothing recorded), the same port for the same uuid across
+// renames, restarts and two daemons sharing the database under concurrent calls, the listener
+// open before the answer, the PAC file (by Host, evaluated by a PAC engine), attribution by port
+// and by client address with device last_seen_at/device_status updates, and management URLs
+// never forwarded.
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPacResolver } from 'pac-resolver';
+import pg from 'pg';
+import pino from 'pino';
+import { QuickJS } from 'quickjs-wasi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../packages/stack/test/helpers/until.ts';
+import {
+  CaptureWriter,
+  type CertificateAuthority,
+  loadOrCreateCertificateAuthority,
+  PAC_CONTENT_TYPE,
+  pacBody,
+  type RunningProxy,
+  startProxy,
+} from '../src/index.ts';
+import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
+import { type Origins, startOrigins } from './helpers/origins.ts';
+
+const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
+const DOMAIN = 'proxy.test';
+const OWNER_A = 'ad000000-0000-4000-8000-00000000a001';
+const OWNER_B = 'ad000000-0000-4000-8000-00000000b001';
+const uuidOf = (n: number) => `de000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+interface Bundle {
+  bundle_id: string;
+  password: string;
+  ca_certificate: string;
+}
+
+let database: CaptureDatabase;
+let pool: pg.Pool;
+let caDir: string;
+let ca: CertificateAuthority;
+let origins: Origins;
+let writer: CaptureWriter;
+let daemonA: RunningProxy;
+let daemonB: RunningProxy;
+let range: { start: number; end: number };
+let bundleA: Bundle;
+let bundleB: Bundle;
+
+/** A run of ports free on both loopback addresses the daemons bind. */
+async function freePortRange(size: number): Promise<{ start: number; end: number }> {
+  const bindable = (port: number, host: string) =>
+    new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, host, () => server.close(() => resolve(true)));
+    });
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const start = 30_000 + Math.floor(Math.random() * 20_000);
+    let free = true;
+    for (let port = start; port < start + size && free; port += 1) {
+      free = (await bindable(port, '127.0.0.1')) && (await bindable(port, '127.0.0.2'));
+    }
+    if (free) return { start, end: start + size - 1 };
+  }
+  throw new Error('no free port range');
+}
+
+function startDaemon(host: string, managementPort = 0): Promise<RunningProxy> {
+  return startProxy({
+    port: 0,
+    managementPort,
+    host,
+    writer,
+    allowlist: ['127.0.0.0/8'],
+    ca,
+    devices: { pool, proxyDomain: DOMAIN, portRange: range, refreshIntervalMs: 500 },
+    logger,
+  });
+}
+
+async function issueBundle(owner: string): Promise<Bundle> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query(`select set_config('request.jwt.claims', $1, true)`, [
+      JSON.stringify({ sub: owner, role: 'authenticated' }),
+    ]);
+    await client.query('set local role authenticated');
+    const { rows } = await client.query<{ bundle: Bundle }>(
+      `select public.issue_proxy_bundle('test phone') as bundle`,
+    );
+    await client.query('commit');
+    return rows[0]?.bundle as Bundle;
+  } finally {
+    client.release();
+  }
+}
+
+interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function send(options: {
+  port: number;
+  host?: string;
+  path: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  localAddress?: string;
+}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        host: options.host ?? '127.0.0.1',
+        port: options.port,
+        path: options.path,
+        method: options.method ?? 'GET',
+        headers: options.headers,
+        localAddress: options.localAddress,
+        agent: false,
+      },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body }),
+        );
+      },
+    );
+    request.on('error', reject);
+    request.end(options.body);
+  });
+}
+
+function allocate(
+  daemon: RunningProxy,
+  body: unknown,
+  bundle: Bundle | null = bundleA,
+  extra: { localAddress?: string; host?: string } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (bundle) {
+    const basic = Buffer.from(`${bundle.bundle_id}:${bundle.password}`).toString('base64');
+    headers.authorization = `Basic ${basic}`;
+  }
+  return send({
+    port: daemon.managementPort as number,
+    host: extra.host ?? '127.0.0.1',
+    path: '/allocate',
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+    localAddress: extra.localAddress,
+  });
+}
+
+beforeAll(async () => {
+  database = await startCaptureDatabase(logger);
+  pool = new pg.Pool({ connectionString: database.url, max: 4 });
+  pool.on('error', () => undefined); // idle clients see the cluster stop at the end
+  await database.query(
+    `insert into auth.users (instance_id, id, aud, role, email) values
+       ('00000000-0000-0000-0000-000000000000', $1, 'authenticated', 'authenticated', 'a@proxy.test'),
+       ('00000000-0000-0000-0000-000000000000', $2, 'authenticated', 'authenticated', 'b@proxy.test')`,
+    [OWNER_A, OWNER_B],
+  );
+  caDir = mkdtempSync(join(tmpdir(), 'proxy-ca-'));
+  ca = loadOrCreateCertificateAuthority(caDir);
+  origins = await startOrigins(['127.0.0.1']);
+  range = await freePortRange(30);
+  writer = new CaptureWriter({
+    dbUrl: database.url,
+    spoolDir: join(database.dataDir, 'spool'),
+    logger,
+    flushIntervalMs: 50,
+  });
+  daemonA = await startDaemon('127.0.0.1');
+  daemonB = await startDaemon('127.0.0.2');
+  bundleA = await issueBundle(OWNER_A);
+  bundleB = await issueBundle(OWNER_B);
+});
+
+afterAll(async () => {
+  await daemonA?.stop();
+  await daemonB?.stop();
+  await writer?.stop();
+  await pool?.end();
+  await origins?.stop();
+  await database?.stop();
+  rmSync(caDir, { recursive: true, force: true });
+});
+
+describe('certificate bundles', () => {
+  it('carry the CA the proxy serves', async () => {
+    expect(bundleA.ca_certificate).toBe(ca.certPem);
+    const served = await send({ port: daemonA.managementPort as number, path: '/ca.pem' });
+    expect(served.body).toBe(ca.certPem);
+  });
+});
+
+describe('POST /allocate', () => {
+  it('answers 401 without credentials or with wrong ones, and records nothing', async () => {
+    const body = { uuid: uuidOf(1), deviceName: 'Nobody', country: 'DE' };
+    const missing = await allocate(daemonA, body, null);
+    expect(missing.status).toBe(401);
+    expect(missing.headers['www-authenticate']).toMatch(/^Basic realm=/);
+    const wrong = await allocate(daemonA, body, { ...bundleA, password: 'guessed' });
+    expect(wrong.status).toBe(401);
+    const devices = await database.query('select 1 from public.devices where uuid = $1', [
+      uuidOf(1),
+    ]);
+    expect(devices).toHaveLength(0);
+  });
+
+  it('refuses bad requests with 400, other methods with 405', async () => {
+    for (const body of [
+      { uuid: 'not-a-uuid', deviceName: 'x' },
+      { uuid: uuidOf(2) },
+      { uuid: uuidOf(2), deviceName: '   ' },
+      { uuid: uuidOf(2), deviceName: 'x', country: 'Germany' },
+    ]) {
+      const reply = await allocate(daemonA, body);
+      expect(reply.status, JSON.stringify(body)).toBe(400);
+      expect(JSON.parse(reply.body)).toMatchObject({ error: 'invalid_request' });
+    }
+    const get = await send({ port: daemonA.managementPort as number, path: '/allocate' });
+    expect(get.status).toBe(405);
+  });
+
+  it('allocates a port, records the device for the bundle owner, and listens before answering', async () => {
+    const reply = await allocate(daemonA, {
+      uuid: uuidOf(10),
+      deviceName: 'Pixel 9',
+      country: 'de',
+    });
+    expect(reply.status).toBe(200);
+    const body = JSON.parse(reply.body);
+    expect(body).toEqual({
+      port: expect.any(Number),
+      baseDomain: DOMAIN,
+      uuid: uuidOf(10),
+      deviceName: 'Pixel 9',
+    });
+    expect(body.port).toBeGreaterThanOrEqual(range.start);
+    expect(body.port).toBeLessThanOrEqual(range.end);
+    // No wait: the port accepts connections as soon as the answer is in.
+    await new Promise<void>((resolve, reject) => {
+      const socket = net.connect(body.port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.on('error', reject);
+    });
+    const [device] = await database.query<{ owner_user_id: string; name: string; country: string }>(
+      'select owner_user_id, name, country from public.devices where uuid = $1',
+      [uuidOf(10)],
+    );
+    expect(device).toEqual({ owner_user_id: OWNER_A, name: 'Pixel 9', country: 'DE' });
+  });
+
+  it('gives the same uuid the same port after a rename, and the PAC URL stays', async () => {
+    const first = JSON.parse(
+      (await allocate(daemonA, { uuid: uuidOf(11), deviceName: 'Old' })).body,
+    );
+    const renamed = JSON.parse(
+      (await allocate(daemonA, { uuid: uuidOf(11), deviceName: 'New name' })).body,
+    );
+    expect(renamed).toMatchObject({ port: first.port, deviceName: 'New name' });
+    const pac = await send({
+      port: daemonA.managementPort as number,
+      path: '/proxy.pac',
+      headers: { host: `${first.port}.${DOMAIN}` },
+    });
+    expect(pac.body).toBe(pacBody(DOMAIN, first.port));
+  });
+
+  it('refuses a device that belongs to another account with 403', async () => {
+    const reply = await allocate(daemonA, { uuid: uuidOf(10), deviceName: 'Stolen' }, bundleB);
+    expect(reply.status).toBe(403);
+    const [device] = await database.query<{ owner_user_id: string; name: string }>(
+      'select owner_user_id, name from public.devices where uuid = $1',
+      [uuidOf(10)],
+    );
+    expect(device).toEqual({ owner_user_id: OWNER_A, name: 'Pixel 9' });
+  });
+
+  it('hands out one port per uuid under concurrent calls on two daemons sharing the database', async () => {
+    const uuids = Array.from({ length: 8 }, (_, index) => uuidOf(100 + index));
+    const calls = uuids.flatMap((uuid, index) => [
+      allocate(daemonA, { uuid, deviceName: `c${index}` }),
+      allocate(daemonB, { uuid, deviceName: `c${index}` }, bundleA, { host: '127.0.0.2' }),
+      allocate(daemonB, { uuid, deviceName: `c${index}` }, bundleA, { host: '127.0.0.2' }),
+    ]);
+    const replies = await Promise.all(calls);
+    for (const reply of replies) expect(reply.status, reply.body).toBe(200);
+    const portsByUuid = new Map<string, Set<number>>();
+    for (const reply of replies) {
+      const { uuid, port } = JSON.parse(reply.body);
+      portsByUuid.set(uuid, new Set([...(portsByUuid.get(uuid) ?? []), port]));
+    }
+    for (const ports of portsByUuid.values()) expect(ports.size).toBe(1);
+    const distinct = new Set([...portsByUuid.values()].map((ports) => [...ports][0]));
+    expect(distinct.size).toBe(uuids.length);
+  });
+
+  it('keeps every port across a restart, listening from the start', async () => {
+    const before = JSON.parse(
+      (await allocate(daemonA, { uuid: uuidOf(12), deviceName: 'R' })).body,
+    );
+    await daemonA.stop();
+    daemonA = await startDaemon('127.0.0.1');
+    // Listening again before any allocate call: the device reconnects on its own.
+    const health = JSON.parse(
+      (await send({ port: daemonA.managementPort as number, path: '/health' })).body,
+    );
+    expect(health.listeners).toContain(before.port);
+    const after = JSON.parse((await allocate(daemonA, { uuid: uuidOf(12), deviceName: 'R' })).body);
+    expect(after.port).toBe(before.port);
+  });
+});
+
+describe('PAC', () => {
+  let port: number;
+  beforeAll(async () => {
+    port = JSON.parse((await allocate(daemonA, { uuid: uuidOf(20), deviceName: 'PAC' })).body).port;
+  });
+
+  it('serves one FindProxyForURL body at /, /proxy.pac and /wpad.dat with the PAC type', async () => {
+    const bodies = [];
+    for (const path of ['/', '/proxy.pac', '/wpad.dat']) {
+      const reply = await send({
+        port: daemonA.managementPort as number,
+        path,
+        headers: { host: `${port}.${DOMAIN}` },
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.headers['content-type']).toBe(PAC_CONTENT_TYPE);
+      bodies.push(reply.body);
+    }
+    expect(new Set(bodies).size).toBe(1);
+    expect(bodies[0]).toContain(`return "PROXY ${DOMAIN}:${port}; DIRECT";`);
+  });
+
+  it('evaluates in a PAC engine to the device port with DIRECT as fallback', async () => {
+    const reply = await send({
+      port: daemonA.port,
+      path: `http://${port}.${DOMAIN}/proxy.pac`,
+    });
+    const findProxy = createPacResolver(await QuickJS.create(), reply.body);
+    expect(await findProxy('https://example.com/path?q=1')).toBe(`PROXY ${DOMAIN}:${port}; DIRECT`);
+    expect(await findProxy('http://10.1.2.3/')).toBe(`PROXY ${DOMAIN}:${port}; DIRECT`);
+  });
+
+  it('answers 404 for an unknown or non-numeric subdomain', async () => {
+    const unknownPort = range.end; // never allocated in this file
+    for (const host of [`${unknownPort}.${DOMAIN}`, `phone.${DOMAIN}`, `1x.${DOMAIN}`]) {
+      const reply = await send({
+        port: daemonA.managementPort as number,
+        path: '/proxy.pac',
+        headers: { host },
+      });
+      expect(reply.status, host).toBe(404);
+    }
+  });
+
+  it('is served by a daemon that did not allocate the port (shared database)', async () => {
+    const reply = await send({
+      port: daemonB.managementPort as number,
+      host: '127.0.0.2',
+      path: '/wpad.dat',
+      headers: { host: `${port}.${DOMAIN}` },
+    });
+    expect(reply.body).toBe(pacBody(DOMAIN, port));
+  });
+});
+
+describe('attribution and device liveness', () => {
+  it('attributes traffic on a device port to that device, marks it pac, and updates last_seen_at', async () => {
+    const { port } = JSON.parse(
+      (await allocate(daemonA, { uuid: uuidOf(30), deviceName: 'P' })).body,
+    );
+    const reply = await send({
+      port,
+      path: `http://127.0.0.1:${origins.httpPort}/attributed/port`,
+    });
+    expect(reply.status).toBe(200);
+    const entry = await database.entryWhere('path', '/attributed/port');
+    expect(entry.device_uuid).toBe(uuidOf(30));
+    expect(entry.payload).toMatchObject({
+      attribution: { rule: 'port', device_uuid: uuidOf(30) },
+      source: 'pac',
+      listenerPort: port,
+    });
+    const [device] = await until(async () => {
+      const rows = await database.query<{ online: boolean; source: string }>(
+        `select d.last_seen_at > now() - interval '1 minute' as online, s.source
+         from public.devices d join public.device_status s on s.device_uuid = d.uuid
+         where d.uuid = $1 and d.last_seen_at is not null`,
+        [uuidOf(30)],
+      );
+      return rows.length > 0 ? rows : undefined;
+    });
+    expect(device).toEqual({ online: true, source: 'pac' });
+  });
+
+  it('attributes traffic on the shared port by client address, else to the proxy', async () => {
+    const allocated = await allocate(daemonA, { uuid: uuidOf(31), deviceName: 'IP' }, bundleA, {
+      localAddress: '127.0.0.7',
+    });
+    expect(allocated.status).toBe(200);
+    await send({
+      port: daemonA.port,
+      path: `http://127.0.0.1:${origins.httpPort}/attributed/ip`,
+      localAddress: '127.0.0.7',
+    });
+    await send({
+      port: daemonA.port,
+      path: `http://127.0.0.1:${origins.httpPort}/attributed/none`,
+      localAddress: '127.0.0.8',
+    });
+    const byIp = await database.entryWhere('path', '/attributed/ip');
+    expect(byIp.device_uuid).toBe(uuidOf(31));
+    expect(byIp.payload).toMatchObject({
+      attribution: { rule: 'ip', device_uuid: uuidOf(31) },
+      source: 'manual',
+    });
+    const unattributed = await database.entryWhere('path', '/attributed/none');
+    expect(unattributed.device_uuid).toBeNull();
+    expect(unattributed.payload.attribution).toEqual({ rule: 'proxy', device_uuid: null });
+  });
+});
+
+describe('management URLs', () => {
+  it('are answered locally on every listener and for every Host, never forwarded', async () => {
+    const { port } = JSON.parse(
+      (await allocate(daemonA, { uuid: uuidOf(40), deviceName: 'M' })).body,
+    );
+    const before = origins.hits.size;
+    const cases = [
+      { port: daemonA.port, path: `http://${DOMAIN}/health` },
+      {
+        port: daemonA.port,
+        path: '/health',
+        headers: { host: `origin.example:${origins.httpPort}` },
+      },
+      { port, path: `http://${port}.${DOMAIN}/wpad.dat` },
+      { port, path: '/ca.der' },
+      { port: daemonA.port, path: `http://127.0.0.1:${daemonA.port}/health` },
+    ];
+    for (const request of cases) {
+      const reply = await send(request);
+      expect(reply.status, request.path).toBe(200);
+    }
+    expect(origins.hits.size).toBe(before);
+  });
+});
