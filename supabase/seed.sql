@@ -180,3 +180,62 @@ insert into public.breakpoint_events (device_uuid, request_id, phase, pattern, m
 values ('d0000000-0000-4000-8000-000000000001', 'seed-bp-1', 'request', 'api.shop.example/v1/checkout*',
         'POST', 'https://api.shop.example/v1/checkout', '{"method":"POST","url":"https://api.shop.example/v1/checkout"}',
         now() - interval '2 minutes');
+
+-- Federation broker: the well-known DEVELOPMENT sealing key (public half; the private half is
+-- supabase/functions/federation-broker/dev-sealing-key.ts). Local only: production sets its own,
+-- see docs/federation.md "Secret storage".
+insert into private.federation_sealing_key (id, public_key)
+values (1, extensions.dearmor($key$
+-----BEGIN PGP PUBLIC KEY BLOCK-----
+
+mQGNBGsBTJsBDAC8e8f7fzrSjG9Sss2dvLtjjRjm8OYz7ZG4tLX0mjRTi0XJD0pK
+Piv9YZu83apiFzvc32DKnHcNAol0kUpyAwvk2A0Lga9/kDdbPSVDddqjSCDwSPh+
+GEAquCXRgV5bHdAXD1xlVc14pWdsxU9P+y4M6UbVSUA6SBP/Ni462TXQ3IbZfs39
+atqqcmAJH70KYdb9VQlIsakPeNdcua5UbJVoncSq5E3+hj8s9W3SZ5cdgjBnCzE1
+/RNa0mSH3BpB9DV3aRiqS+vsNOizkFQNJeOgnuNZ1kaQYc1aYTX2uUs+GP8avlWZ
+lqobAFqMjWpFIyVm09+hdQRJRaRk1yofGgOAyDBpXzDrU6PlZm+W3TWUh7fbV42u
+t0UWQvzXoG01nYmc31R7xIMXcmbjR7FBzME343d7+QntFpnsFvIeWsEIQIPmtV90
+NueQmcOwojdYWUt1Gl9aq786qkFGxHNC/Z81i9Fxug/u/AoOvv9s3FZXhIbJmsE4
+B4/LfxGR3vxCM3MAEQEAAbRMZmVkZXJhdGlvbi1icm9rZXIgbG9jYWwgZGV2ZWxv
+cG1lbnQgc2VhbGluZyBrZXkgPHNlYWxpbmdAZmVkZXJhdGlvbi5pbnZhbGlkPokB
+zgQTAQoAOBYhBFL0B/QyZHRM928zO43QzGVHY4tSBQJrAUybAhsvBQsJCAcCBhUK
+CQgLAgQWAgMBAh4BAheAAAoJEI3QzGVHY4tSxJ0L/1AK9J732QQvEEVrX6RbzaGw
+Y7osLG44htXXirJcGKdfy498hX14laZxGytF+rDDWhrI8nnH86eU8qKmGhShDS8E
+tu5JEtA468zhOkvO1PrzIcoW5qAdUe6nL5MHDU/Cl6ZSOPEw7H2T4KPK1cd2y5Zf
+0JbNyCyC8wWHnfp4n5q+URPo0NhJAx1OJQR/Ek7YczDsQnyUy/vH+JAivtgiwLhe
+ZSa3QLrwMMiebsOnEp51szvCUUsD81EWFfZU1N8GNCUMLjm3lmPRdLd9gFTHa/Uq
+4GLwO7zsrdX4GXUbJyiDvR+u4zpqbstqoRdFjlbkK84dch8FK8iyn9nhHEHAcThx
+3defHDt7JBljrUAxqT1loOsbieKqlMarwcR2cpTs6j/ob+bvKYbc3vjmL5bo2Tv9
+3FmXpPuoZL/UDYHVl2mkZGBn1EiBvZ/K8WtQPjnnItoV04NuVetiL3tTpFNmqjY7
+kfiKHzg2BnGjqPc1fj/bqs7THku1J9c2UMgUBInEH7kBjQRrAUybAQwAum0cIkUs
+lr/EpiTML9VGQan9TFcHoW40zr1VwyxE3LhhL9TJbdXDB1B+sI4MIVFBtiWjPF6d
+8HgETgZMmo32r1WYkeTnphw6YXlcnlpVoLX0zNCZDUVhyqX+4tj0oIj4cI0Qp3PP
+capTbMLdZ0l1zz4p5yXaoJ/46DZjIqJNZ6b8JHi8SXJvRKa2bh5q8iqKxljngFHJ
+BpjPYzouzlCfdyEIDv2QRzyaN1xatORpSTFcMeanpmj2VDnnRahFbN0SxBL3czhg
+wPZtzDyWMG5/Xt0hQXnAnDc609HPaLjntfpt9QyYVqAlMwlFJty4hd3AjVJ8wv1Z
+WRVA4GQdtdEEINDTaeqQcNgsTQHLF0LOpfNmaqqiyIaZbT3k8PXI0/ChvMzj/0s5
+la9o4qJy1l8Gv+p6soQ5C3L7NYIm8IGV1Ruaw49qhhOLo7SG80YSnrP3mfNqwBy4
+5HCy2UUDNLQSLg0jPqP82+Ut20f+6dXTxEfk/5Vlcdhiu6kIMnaGf0SHABEBAAGJ
+A2wEGAEKACAWIQRS9Af0MmR0TPdvMzuN0MxlR2OLUgUCawFMmwIbLgHACRCN0Mxl
+R2OLUsD0IAQZAQoAHRYhBD2yAWFcdHWM9S6BL2cn//Rpk6KFBQJrAUybAAoJEGcn
+//Rpk6KFr78MAIHLV+lQ065aLiHZuFSgBmIusuZPWRX3GB/CRDu0pqkdB/+X7IXu
+Z93qLUdB0M8Mdb6WNxlK14obH5ud+wllxjljY+03pGI7LSq6Pt499GaQ1CUX46cb
+di/gOwo9kQlETf+xLYWYTJBtpLWktkfBtmXaYKxrhPKCrqKNY1p4PALMfMFVCSc8
+hsWHNtKpXwAJ1ZE40TBKNLQcQtzmut0ftmXo6eRDOwSEY3vBb0qRM4SEfJDw7UVq
+31WsO4BOsGl3sVel71BPBoH+zLrPwF3WvD1ztRuSQmRsAPGeyzhgYCYibQujxDMV
+znP5ggF4QyD6isBm9BLcz4D+6Cmwq2+gnByKNy1yh5TzxKIWkjW3mLpQfFLNBXLR
+bsFPZpuvRhYubelNXF+ofVD4qNoU+Ijxc3Ext8YGVnadKCQY9Sv5+meYoEIhDp/+
+BbWsVy1BKhZse+dy+74LxNpiWnTstYtE3TBRVwQ+63YJJJtj5DNpBRvXwBYX1lxN
+0yW+IUbaaQtN7pF5C/91vGdmZTvw4hD90KaLbZThXuPb7xLJ1eYls3OvYeGlZApR
+UM5vzTrG0OzVCVucFKt49fNeRh9Kx1lMd14bGfmKIJDS+0/JnWMll9UE9ZXKp9hu
+Lf/criU+Y9JiqIJ5DAzYRBHTsGlv2/HwHB+XMzmN2iGqik0ZsFZd3ce/8qNziI7U
+HrlU+iw5s/CtV243HmTaW3phXkFLYvWJK2RVLQWYdoNfQUOQsEujwOCnXE/EHTyS
+IpTdYnMzW4lMhFLUQ3oX7VB+R6yrdNveBySSVAa89j8Wz2GO61zSj3OpVQGkBdFe
+ylC0AykDhFDJORWlLX3BkJ8n44xgAvJDYcClCPnNQfWVNCCs9qDTZe7oU1NOU0hf
+HR6l4/TWWtRVfh39w4K05MYPdAFD5nh447hQJ0ems2ZjmjrJ0BeKD69W58f3Qg9i
+YML/3p41ahlfabO7pLfAprXT+Mf2vF9QMabeGA9DvtI+XdAHtTwaSgpWM0Au6vYg
+uAwIN7MbDF5HDv4kR+w=
+=9lq8
+-----END PGP PUBLIC KEY BLOCK-----
+$key$))
+on conflict (id) do nothing;

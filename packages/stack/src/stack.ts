@@ -43,6 +43,8 @@ export interface StackOptions {
   seed?: boolean;
   /** How often the status service writes service_status (default 10 s, 002 §8). */
   statusIntervalMs?: number;
+  /** Extra function secrets over supabase/functions/.env (tests set switches such as test clocks). */
+  functionSecrets?: Record<string, string>;
   logger?: Logger;
 }
 
@@ -110,7 +112,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
     const functionsDir = join(projectDir, 'supabase', 'functions');
     const functions = new FunctionHost({
       functions: discoverFunctions(functionsDir, project.functions),
-      secrets: readFunctionsEnv(functionsDir),
+      secrets: { ...readFunctionsEnv(functionsDir), ...options.functionSecrets },
       projectDir,
       logger,
       environment: {

@@ -1,0 +1,204 @@
+-- Onboarding (000 §4.5, §5): upsert_federation_client (with the one-time HMAC secret),
+-- list_federation_clients and delete_federation_client. Each needs federation:edit and an admin
+-- role; the writes also need confirm => true.
+
+-- Raises 42501 unless the caller holds federation:edit and an admin role (000 §5).
+create function private.require_federation_admin()
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if not (public.has_capability('federation', 'edit') and private.is_admin()) then
+    raise exception 'permission denied: federation:edit and an admin role are required'
+      using errcode = '42501',
+            hint = 'Ask an administrator; onboarding partners is an admin action.';
+  end if;
+end
+$$;
+revoke execute on function private.require_federation_admin() from public, anon;
+grant execute on function private.require_federation_admin() to authenticated, service_role;
+
+-- 000 §5: admin writes need an explicit confirm.
+create function private.require_confirm(confirm boolean)
+returns void
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if confirm is not true then
+    raise exception 'confirm => true is required for this change' using errcode = '22023';
+  end if;
+end
+$$;
+revoke execute on function private.require_confirm(boolean) from public, anon;
+grant execute on function private.require_confirm(boolean) to authenticated, service_role;
+
+-- The one public shape of a client record: never any secret material.
+create function private.federation_client_json(client public.federation_clients)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select jsonb_build_object(
+    'client_id', client.client_id, 'client_name', client.client_name,
+    'verify_mode', client.verify_mode, 'backend_base_url', client.backend_base_url,
+    'jwks_url', client.jwks_url, 'issuer', client.issuer, 'audience', client.audience,
+    'capped_role', client.capped_role, 'email_linking_trusted', client.email_linking_trusted,
+    'enabled', client.enabled, 'start_limit_per_minute', client.start_limit_per_minute,
+    'exchange_limit_per_minute', client.exchange_limit_per_minute,
+    'ip_limit_per_minute', client.ip_limit_per_minute,
+    'hmac_secret_minted_at', client.hmac_secret_minted_at,
+    'created_at', client.created_at, 'updated_at', client.updated_at)
+$$;
+revoke execute on function private.federation_client_json(public.federation_clients)
+  from public, anon;
+grant execute on function private.federation_client_json(public.federation_clients)
+  to authenticated, service_role;
+
+-- Security definer: writes federation_clients (no API write privilege) and the private sealed
+-- secret, after its own federation:edit + admin + confirm checks.
+create function public.upsert_federation_client(
+  client_id text,
+  client_name text,
+  verify_mode text,
+  capped_role text,
+  confirm boolean default false,
+  backend_base_url text default null,
+  jwks_url text default null,
+  issuer text default null,
+  audience text default null,
+  email_linking_trusted boolean default false,
+  enabled boolean default true,
+  mint_hmac_secret boolean default false,
+  start_limit_per_minute integer default 600,
+  exchange_limit_per_minute integer default 600,
+  ip_limit_per_minute integer default 60
+)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  existing public.federation_clients;
+  saved public.federation_clients;
+  sealing_key bytea;
+  secret text;
+begin
+  perform private.require_federation_admin();
+  perform private.require_confirm(confirm);
+  -- 000 §4.5 rule 4 is a least-privilege clamp: an admin role would defeat it.
+  if not exists (select 1 from public.roles r
+                 where r.slug = upsert_federation_client.capped_role and not r.is_admin) then
+    raise exception 'capped_role must name an existing non-admin role' using errcode = '22023';
+  end if;
+  select * into existing from public.federation_clients c
+  where c.client_id = upsert_federation_client.client_id for update;
+  -- 000 §2.2: verify_mode is set once at onboarding.
+  if found and existing.verify_mode <> upsert_federation_client.verify_mode then
+    raise exception 'verify_mode is set once; delete and re-onboard the client to change it'
+      using errcode = '22023';
+  end if;
+  if mint_hmac_secret and upsert_federation_client.verify_mode <> 'hmac' then
+    raise exception 'mint_hmac_secret applies to verify_mode hmac only' using errcode = '22023';
+  end if;
+  if upsert_federation_client.verify_mode = 'hmac' and not mint_hmac_secret
+     and (existing is null or existing.hmac_secret_minted_at is null) then
+    raise exception 'an hmac client needs mint_hmac_secret => true when it is created'
+      using errcode = '22023';
+  end if;
+
+  insert into public.federation_clients as c (
+    client_id, client_name, verify_mode, backend_base_url, jwks_url, issuer, audience,
+    capped_role, email_linking_trusted, enabled, start_limit_per_minute,
+    exchange_limit_per_minute, ip_limit_per_minute)
+  values (
+    upsert_federation_client.client_id, upsert_federation_client.client_name,
+    upsert_federation_client.verify_mode, upsert_federation_client.backend_base_url,
+    upsert_federation_client.jwks_url, upsert_federation_client.issuer,
+    upsert_federation_client.audience, upsert_federation_client.capped_role,
+    upsert_federation_client.email_linking_trusted, upsert_federation_client.enabled,
+    upsert_federation_client.start_limit_per_minute,
+    upsert_federation_client.exchange_limit_per_minute,
+    upsert_federation_client.ip_limit_per_minute)
+  on conflict on constraint federation_clients_pkey do update set
+    client_name = excluded.client_name, backend_base_url = excluded.backend_base_url,
+    jwks_url = excluded.jwks_url, issuer = excluded.issuer, audience = excluded.audience,
+    capped_role = excluded.capped_role, email_linking_trusted = excluded.email_linking_trusted,
+    enabled = excluded.enabled, start_limit_per_minute = excluded.start_limit_per_minute,
+    exchange_limit_per_minute = excluded.exchange_limit_per_minute,
+    ip_limit_per_minute = excluded.ip_limit_per_minute, updated_at = now()
+  returning * into saved;
+
+  if mint_hmac_secret then
+    select k.public_key into sealing_key from private.federation_sealing_key k where k.id = 1;
+    if sealing_key is null then
+      raise exception 'the federation sealing key is not configured'
+        using errcode = '55000', hint = 'See docs/federation.md, "Secret storage".';
+    end if;
+    -- 256 random bits, base64url without padding (43 characters); the HMAC key is its ASCII bytes.
+    secret := translate(rtrim(encode(extensions.gen_random_bytes(32), 'base64'), '='), '+/', '-_');
+    insert into private.federation_client_secrets as s (client_id, sealed_secret)
+    values (saved.client_id,
+            extensions.pgp_pub_encrypt_bytea(convert_to(secret, 'UTF8'), sealing_key))
+    on conflict on constraint federation_client_secrets_pkey do update set
+      sealed_secret = excluded.sealed_secret,
+      minted_at = now();
+    update public.federation_clients c set hmac_secret_minted_at = now()
+    where c.client_id = saved.client_id returning * into saved;
+    return private.federation_client_json(saved) || jsonb_build_object('hmac_secret', secret);
+  end if;
+  return private.federation_client_json(saved);
+end
+$$;
+comment on function public.upsert_federation_client is
+  'Onboards or updates a partner (000 §4.5). Needs federation:edit, an admin role and '
+  'confirm => true. With mint_hmac_secret the answer carries hmac_secret: the only time it is '
+  'ever shown.';
+revoke execute on function public.upsert_federation_client from public, anon;
+grant execute on function public.upsert_federation_client to authenticated, service_role;
+
+-- Security invoker: the table's own policy already limits it to federation admins; the explicit
+-- check turns "not allowed" into a 42501 instead of an empty list.
+create function public.list_federation_clients()
+returns setof jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  perform private.require_federation_admin();
+  return query
+    select private.federation_client_json(c) from public.federation_clients c
+    order by c.client_id;
+end
+$$;
+comment on function public.list_federation_clients() is
+  'Every federation client record, without secrets. Needs federation:edit and an admin role.';
+revoke execute on function public.list_federation_clients() from public, anon;
+grant execute on function public.list_federation_clients() to authenticated, service_role;
+
+-- Security definer: API roles hold no delete privilege on federation_clients.
+create function public.delete_federation_client(client_id text, confirm boolean default false)
+returns boolean
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  perform private.require_federation_admin();
+  perform private.require_confirm(confirm);
+  delete from public.federation_clients c where c.client_id = delete_federation_client.client_id;
+  return found;
+end
+$$;
+comment on function public.delete_federation_client(text, boolean) is
+  'Removes a partner with its secret, codes and identity links (accounts stay). Needs '
+  'federation:edit, an admin role and confirm => true. True when a client was deleted.';
+revoke execute on function public.delete_federation_client(text, boolean) from public, anon;
+grant execute on function public.delete_federation_client(text, boolean)
+  to authenticated, service_role;
