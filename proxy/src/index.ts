@@ -6,6 +6,12 @@ export {
   type CaptureWriterStats,
 } from './capture/capture-writer.ts';
 export type { AttributionRule, ConnectionInfo } from './connection-info.ts';
+export {
+  configFromEnvironment,
+  type DaemonConfig,
+  type RunningDaemon,
+  startProxyDaemon,
+} from './daemon.ts';
 export { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
 export { PAC_CONTENT_TYPE, pacBody } from './devices/pac.ts';
 export {

@@ -22,6 +22,7 @@ import {
   hostForUrl,
   sessionInfo,
 } from './connection-info.ts';
+import { DestinationPolicy } from './destination-policy.ts';
 import { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
 import { pacSubdomain } from './devices/pac.ts';
 import { type ForwardContext, forwardHttp } from './http/forward-http.ts';
@@ -63,6 +64,8 @@ export interface ProxyOptions {
   http2?: boolean;
   /** Extra PEM roots trusted for origin certificates, beside Node's bundled roots. */
   upstreamCa?: string[];
+  /** Destinations the proxy may reach (CIDRs and host patterns); unset means any. */
+  destinations?: string[];
   devices?: DeviceOptions;
   logger: Logger;
 }
@@ -114,6 +117,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const logger = options.logger;
   const bindHost = options.host ?? '127.0.0.1';
   const allowlist = buildAllowlist(options.allowlist);
+  const destinations = new DestinationPolicy(options.destinations);
+  const refuseDestination = (host: string) => `destination ${host} is not allowed by this proxy`;
   const interceptOn = options.ca !== undefined && options.intercept !== false;
   const leaves = interceptOn
     ? await LeafCertificateCache.create(options.ca as CertificateAuthority)
@@ -265,6 +270,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       sendJson(response, 403, { error: 'forbidden', message: 'source address not allowed' });
       return;
     }
+    if (!destinations.allows(url.hostname)) {
+      request.resume();
+      sendJson(response, 403, { error: 'forbidden', message: refuseDestination(url.hostname) });
+      return;
+    }
     if (url.protocol !== 'http:') {
       sendJson(response, 400, {
         error: 'bad_request',
@@ -284,6 +294,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       return;
     }
+    const authority = /^\[?([^\]]+?)\]?:\d+$/.exec(request.url ?? '')?.[1] ?? '';
+    if (!destinations.allows(authority)) {
+      logger.info({ host: authority }, refuseDestination(authority));
+      socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      return;
+    }
     openTunnel(request, socket, head, info, tunnelContext);
   });
 
@@ -300,7 +316,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       return;
     }
-    if (!info.target && !allowed(allowlist, info.client.ip)) {
+    if (
+      !destinations.allows(url.hostname) ||
+      (!info.target && !allowed(allowlist, info.client.ip))
+    ) {
       socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       return;
     }

@@ -14,6 +14,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { QuickJS } from 'quickjs-wasi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFreePortRange } from '../../packages/stack/src/ports.ts';
 import { until } from '../../packages/stack/test/helpers/until.ts';
 import {
   CaptureWriter,
@@ -24,6 +25,7 @@ import {
   type RunningProxy,
   startProxy,
 } from '../src/index.ts';
+import { type Bundle, basicAuthorization, createUser, issueBundle } from './helpers/bundles.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
 import { type Origins, startOrigins } from './helpers/origins.ts';
 
@@ -32,12 +34,6 @@ const DOMAIN = 'proxy.test';
 const OWNER_A = 'ad000000-0000-4000-8000-00000000a001';
 const OWNER_B = 'ad000000-0000-4000-8000-00000000b001';
 const uuidOf = (n: number) => `de000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-
-interface Bundle {
-  bundle_id: string;
-  password: string;
-  ca_certificate: string;
-}
 
 let database: CaptureDatabase;
 let pool: pg.Pool;
@@ -51,25 +47,6 @@ let range: { start: number; end: number };
 let bundleA: Bundle;
 let bundleB: Bundle;
 
-/** A run of ports free on both loopback addresses the daemons bind. */
-async function freePortRange(size: number): Promise<{ start: number; end: number }> {
-  const bindable = (port: number, host: string) =>
-    new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, host, () => server.close(() => resolve(true)));
-    });
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const start = 30_000 + Math.floor(Math.random() * 20_000);
-    let free = true;
-    for (let port = start; port < start + size && free; port += 1) {
-      free = (await bindable(port, '127.0.0.1')) && (await bindable(port, '127.0.0.2'));
-    }
-    if (free) return { start, end: start + size - 1 };
-  }
-  throw new Error('no free port range');
-}
-
 function startDaemon(host: string, managementPort = 0): Promise<RunningProxy> {
   return startProxy({
     port: 0,
@@ -81,24 +58,6 @@ function startDaemon(host: string, managementPort = 0): Promise<RunningProxy> {
     devices: { pool, proxyDomain: DOMAIN, portRange: range, refreshIntervalMs: 500 },
     logger,
   });
-}
-
-async function issueBundle(owner: string): Promise<Bundle> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    await client.query(`select set_config('request.jwt.claims', $1, true)`, [
-      JSON.stringify({ sub: owner, role: 'authenticated' }),
-    ]);
-    await client.query('set local role authenticated');
-    const { rows } = await client.query<{ bundle: Bundle }>(
-      `select public.issue_proxy_bundle('test phone') as bundle`,
-    );
-    await client.query('commit');
-    return rows[0]?.bundle as Bundle;
-  } finally {
-    client.release();
-  }
 }
 
 interface Reply {
@@ -150,8 +109,7 @@ function allocate(
 ): Promise<Reply> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (bundle) {
-    const basic = Buffer.from(`${bundle.bundle_id}:${bundle.password}`).toString('base64');
-    headers.authorization = `Basic ${basic}`;
+    headers.authorization = basicAuthorization(bundle);
   }
   return send({
     port: daemon.managementPort as number,
@@ -168,16 +126,12 @@ beforeAll(async () => {
   database = await startCaptureDatabase(logger);
   pool = new pg.Pool({ connectionString: database.url, max: 4 });
   pool.on('error', () => undefined); // idle clients see the cluster stop at the end
-  await database.query(
-    `insert into auth.users (instance_id, id, aud, role, email) values
-       ('00000000-0000-0000-0000-000000000000', $1, 'authenticated', 'authenticated', 'a@proxy.test'),
-       ('00000000-0000-0000-0000-000000000000', $2, 'authenticated', 'authenticated', 'b@proxy.test')`,
-    [OWNER_A, OWNER_B],
-  );
+  await createUser(pool, OWNER_A, 'a@proxy.test');
+  await createUser(pool, OWNER_B, 'b@proxy.test');
   caDir = mkdtempSync(join(tmpdir(), 'proxy-ca-'));
   ca = loadOrCreateCertificateAuthority(caDir);
   origins = await startOrigins(['127.0.0.1']);
-  range = await freePortRange(30);
+  range = await findFreePortRange(30, ['127.0.0.1', '127.0.0.2']);
   writer = new CaptureWriter({
     dbUrl: database.url,
     spoolDir: join(database.dataDir, 'spool'),
@@ -186,8 +140,8 @@ beforeAll(async () => {
   });
   daemonA = await startDaemon('127.0.0.1');
   daemonB = await startDaemon('127.0.0.2');
-  bundleA = await issueBundle(OWNER_A);
-  bundleB = await issueBundle(OWNER_B);
+  bundleA = await issueBundle(pool, OWNER_A);
+  bundleB = await issueBundle(pool, OWNER_B);
 });
 
 afterAll(async () => {

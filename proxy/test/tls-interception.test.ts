@@ -326,6 +326,8 @@ describe('request and body handling', () => {
       caFile,
       '--limit-rate',
       '40M',
+      '--max-time',
+      '110',
       '-o',
       '/dev/null',
       '-w',

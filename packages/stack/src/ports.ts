@@ -17,6 +17,31 @@ export async function findFreePort(): Promise<number> {
   });
 }
 
+function bindable(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A run of `size` consecutive ports free on every host in `hosts` (the proxy's device ports). */
+export async function findFreePortRange(
+  size: number,
+  hosts: string[] = ['127.0.0.1'],
+): Promise<{ start: number; end: number }> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const start = 30_000 + Math.floor(Math.random() * 20_000);
+    let free = true;
+    for (let port = start; port < start + size && free; port += 1) {
+      for (const host of hosts) free = free && (await bindable(port, host));
+    }
+    if (free) return { start, end: start + size - 1 };
+  }
+  throw new StackError('port_in_use', `no run of ${size} free ports found`);
+}
+
 export async function isPortOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ port, host });

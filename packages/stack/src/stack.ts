@@ -1,9 +1,11 @@
 // startStack(): the whole local backend on one machine without Docker, in dependency order:
 // Postgres → platform bootstrap → migrations (+ seed on a new database) → PostgREST, auth and
-// functions → gateway. Whatever started is stopped again if a later step fails.
+// functions → gateway → status service and capture proxy. Whatever started is stopped again if a
+// later step fails.
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type RunningDaemon, startProxyDaemon } from '@capture/proxy';
 import { localStackComponents, startStatusService } from '@capture/status';
 import pino, { type Logger } from 'pino';
 import { authConfigFrom } from './auth/auth-config.ts';
@@ -12,13 +14,16 @@ import { discoverFunctions, readFunctionsEnv } from './functions/discover.ts';
 import { FunctionHost } from './functions/function-host.ts';
 import { startGateway } from './gateway/gateway.ts';
 import { createProjectKeys, type ProjectKeys } from './keys.ts';
-import { assertPortFree, findFreePort } from './ports.ts';
+import { assertPortFree, findFreePort, findFreePortRange } from './ports.ts';
 import { startCluster } from './postgres/cluster.ts';
 import { applyMigrations, applyPlatformBootstrap, applySeed } from './postgres/schema-setup.ts';
 import { startPostgrest } from './postgrest.ts';
 import { loadProjectConfig } from './project-config.ts';
 import { startRealtime } from './realtime/realtime-service.ts';
 import { type StatusVariables, statusVariables } from './status-variables.ts';
+
+/** `*.localhost` resolves to loopback in browsers (RFC 6761 §6.3), so PAC URLs work locally. */
+const PROXY_DOMAIN = 'proxy.localhost';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -28,6 +33,10 @@ export interface StackPorts {
   rest: number;
   restAdmin: number;
   auth: number;
+  /** The capture proxy's shared port (8888), its management port (8889) and device ports. */
+  proxy: number;
+  proxyManagement: number;
+  devicePorts: { start: number; end: number };
 }
 
 export interface StackOptions {
@@ -45,6 +54,11 @@ export interface StackOptions {
   statusIntervalMs?: number;
   /** Extra function secrets over supabase/functions/.env (tests set switches such as test clocks). */
   functionSecrets?: Record<string, string>;
+  /**
+   * Start the capture proxy. Default: on for this repository's project, off for others (the
+   * proxy needs this project's schema: entries, devices, device ports).
+   */
+  proxy?: boolean;
   logger?: Logger;
 }
 
@@ -53,6 +67,8 @@ export interface RunningStack {
   dataDir: string;
   mailboxDir: string;
   ports: StackPorts;
+  /** Base domain of the PAC URLs: http://<port>.proxy.localhost:<proxyManagement>/. */
+  proxyDomain: string;
   keys: ProjectKeys;
   apiUrl: string;
   dbUrl: string;
@@ -60,25 +76,38 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
+/** Local proxy ports (docs/local-stack.md): 8888 shared, 8889 management, devices 20000-20999. */
+const PROXY_PORTS = {
+  proxy: 8888,
+  proxyManagement: 8889,
+  devicePorts: { start: 20000, end: 20999 },
+};
+
 async function choosePorts(
   mode: 'config' | 'free',
   apiPort: number,
   dbPort: number,
+  withProxy: boolean,
 ): Promise<StackPorts> {
   if (mode === 'free') {
-    const [api, db, rest, restAdmin, auth] = await Promise.all(
-      Array.from({ length: 5 }, () => findFreePort()),
+    const [api, db, rest, restAdmin, auth, proxy, proxyManagement] = await Promise.all(
+      Array.from({ length: 7 }, () => findFreePort()),
     );
-    return { api, db, rest, restAdmin, auth } as StackPorts;
+    const devicePorts = withProxy ? await findFreePortRange(20) : PROXY_PORTS.devicePorts;
+    return { api, db, rest, restAdmin, auth, proxy, proxyManagement, devicePorts } as StackPorts;
   }
   await assertPortFree(apiPort, 'API gateway');
   await assertPortFree(dbPort, 'Postgres');
+  if (withProxy) {
+    await assertPortFree(PROXY_PORTS.proxy, 'capture proxy');
+    await assertPortFree(PROXY_PORTS.proxyManagement, 'capture proxy management');
+  }
   const [rest, restAdmin, auth] = await Promise.all([
     findFreePort(),
     findFreePort(),
     findFreePort(),
   ]);
-  return { api: apiPort, db: dbPort, rest, restAdmin, auth } as StackPorts;
+  return { api: apiPort, db: dbPort, rest, restAdmin, auth, ...PROXY_PORTS };
 }
 
 export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
@@ -88,7 +117,13 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   const logger = options.logger ?? pino({ level: 'info' });
   const project = loadProjectConfig(projectDir);
   const keys = await createProjectKeys();
-  const ports = await choosePorts(options.ports ?? 'config', project.api.port, project.db.port);
+  const withProxy = options.proxy ?? projectDir === REPO_ROOT;
+  const ports = await choosePorts(
+    options.ports ?? 'config',
+    project.api.port,
+    project.db.port,
+    withProxy,
+  );
   const apiUrl = `http://127.0.0.1:${ports.api}`;
   mkdirSync(dataDir, { recursive: true });
 
@@ -158,9 +193,34 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       logger,
     });
     stoppers.push(gateway.stop);
+    let proxy: RunningDaemon | undefined;
+    if (withProxy) {
+      proxy = await startProxyDaemon(
+        {
+          dbUrl: cluster.url,
+          dataDir: join(dataDir, 'proxy'),
+          host: '127.0.0.1',
+          port: ports.proxy,
+          managementPort: ports.proxyManagement,
+          proxyDomain: PROXY_DOMAIN,
+          portRange: ports.devicePorts,
+          allowlist: ['127.0.0.0/8', '::1/128'],
+          passthroughHosts: [],
+          bodyCap: 1024 * 1024,
+          http2: true,
+        },
+        logger,
+      );
+      stoppers.push(proxy.stop);
+    }
     const status = await startStatusService({
       dbUrl: cluster.url,
-      components: localStackComponents({ dbUrl: cluster.url, apiUrl, anonKey: keys.anonKey }),
+      components: localStackComponents({
+        dbUrl: cluster.url,
+        apiUrl,
+        anonKey: keys.anonKey,
+        proxyHealthUrl: proxy && `http://127.0.0.1:${ports.proxyManagement}/health`,
+      }),
       intervalMs: options.statusIntervalMs,
       logger,
     });
@@ -171,6 +231,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       dataDir,
       mailboxDir,
       ports,
+      proxyDomain: PROXY_DOMAIN,
       keys,
       apiUrl,
       dbUrl: cluster.url,

@@ -14,6 +14,9 @@ export interface StatusVariables {
   PUBLISHABLE_KEY: string;
   SECRET_KEY: string;
   MAILBOX_DIR: string;
+  PROXY_URL: string;
+  PROXY_MANAGEMENT_URL: string;
+  PROXY_PAC_URL: string;
 }
 
 export function statusVariables(stack: RunningStack): StatusVariables {
@@ -29,6 +32,9 @@ export function statusVariables(stack: RunningStack): StatusVariables {
     PUBLISHABLE_KEY: stack.keys.publishableKey,
     SECRET_KEY: stack.keys.secretKey,
     MAILBOX_DIR: stack.mailboxDir,
+    PROXY_URL: `http://127.0.0.1:${stack.ports.proxy}`,
+    PROXY_MANAGEMENT_URL: `http://127.0.0.1:${stack.ports.proxyManagement}`,
+    PROXY_PAC_URL: `http://<port>.${stack.proxyDomain}:${stack.ports.proxyManagement}/proxy.pac`,
   };
 }
 

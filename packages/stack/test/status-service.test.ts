@@ -64,6 +64,8 @@ describe('the status service in the local stack', () => {
       ephemeral: true,
       seed: false,
       statusIntervalMs: 3_600_000,
+      // The test stops and restarts a stand-in for the proxy instead.
+      proxy: false,
       logger,
     });
     await listen();

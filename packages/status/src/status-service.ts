@@ -36,6 +36,8 @@ export function localStackComponents(settings: {
   dbUrl: string;
   apiUrl: string;
   anonKey: string;
+  /** The capture proxy's /health, when the stack runs one. */
+  proxyHealthUrl?: string;
 }): ComponentDefinition[] {
   const headers = { apikey: settings.anonKey };
   const wsUrl = `${settings.apiUrl.replace(/^http/, 'ws')}/realtime/v1/websocket?apikey=${settings.anonKey}&vsn=2.0.0`;
@@ -57,6 +59,15 @@ export function localStackComponents(settings: {
       label: 'Edge functions',
       probe: { kind: 'http', url: `${settings.apiUrl}/functions/v1/`, headers },
     },
+    ...(settings.proxyHealthUrl
+      ? [
+          {
+            key: 'proxy',
+            label: 'Capture proxy',
+            probe: { kind: 'http' as const, url: settings.proxyHealthUrl },
+          },
+        ]
+      : []),
   ];
 }
 

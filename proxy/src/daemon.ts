@@ -1,0 +1,136 @@
+// The proxy daemon as one unit: database pool, capture writer (spool under the data dir), the
+// project CA (under the data dir), and the listeners. The local stack starts it in-process;
+// `cli.ts` runs it on its own with the settings from the environment (docs/proxy.md).
+import { join } from 'node:path';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { CaptureWriter } from './capture/capture-writer.ts';
+import { type RunningProxy, startProxy } from './proxy-server.ts';
+import { loadOrCreateCertificateAuthority } from './tls/certificate-authority.ts';
+
+export interface DaemonConfig {
+  dbUrl: string;
+  /** Holds ca.pem/ca.key and the capture spool. */
+  dataDir: string;
+  host: string;
+  port: number;
+  managementPort: number;
+  proxyDomain: string;
+  portRange: { start: number; end: number };
+  allowlist: string[];
+  passthroughHosts: string[];
+  bodyCap: number;
+  http2: boolean;
+  /** Extra PEM roots for origin certificates (tests, private CAs). */
+  upstreamCa?: string[];
+  /** Destinations the proxy may reach; unset means any (PROXY_DESTINATIONS). */
+  destinations?: string[];
+}
+
+export interface RunningDaemon {
+  proxy: RunningProxy;
+  writer: CaptureWriter;
+  stop(): Promise<void>;
+}
+
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** Settings from the environment; each has a local default (docs/proxy.md lists them). */
+const EnvironmentConfig = z.object({
+  PROXY_DB_URL: z.string().min(1, 'PROXY_DB_URL (a Postgres URL) is required'),
+  PROXY_DATA_DIR: z.string().default('.proxy'),
+  PROXY_HOST: z.string().default('127.0.0.1'),
+  PROXY_PORT: z.coerce.number().int().min(0).max(65_535).default(8888),
+  PROXY_MANAGEMENT_PORT: z.coerce.number().int().min(0).max(65_535).default(8889),
+  PROXY_DOMAIN: z.string().default('proxy.localhost'),
+  PROXY_DEVICE_PORTS: z
+    .string()
+    .regex(/^\d+-\d+$/, 'PROXY_DEVICE_PORTS is a range like 20000-20999')
+    .default('20000-20999'),
+  PROXY_ALLOWLIST: z.string().default('127.0.0.0/8,::1/128'),
+  PROXY_PASSTHROUGH_HOSTS: z.string().default(''),
+  PROXY_BODY_CAP: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024),
+  PROXY_HTTP2: z.enum(['on', 'off']).default('on'),
+  PROXY_DESTINATIONS: z.string().optional(),
+});
+
+export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
+  const parsed = EnvironmentConfig.parse(env);
+  const [start, end] = parsed.PROXY_DEVICE_PORTS.split('-').map(Number) as [number, number];
+  return {
+    dbUrl: parsed.PROXY_DB_URL,
+    dataDir: parsed.PROXY_DATA_DIR,
+    host: parsed.PROXY_HOST,
+    port: parsed.PROXY_PORT,
+    managementPort: parsed.PROXY_MANAGEMENT_PORT,
+    proxyDomain: parsed.PROXY_DOMAIN,
+    portRange: { start, end },
+    allowlist: list(parsed.PROXY_ALLOWLIST),
+    passthroughHosts: list(parsed.PROXY_PASSTHROUGH_HOSTS),
+    bodyCap: parsed.PROXY_BODY_CAP,
+    http2: parsed.PROXY_HTTP2 === 'on',
+    destinations:
+      parsed.PROXY_DESTINATIONS === undefined ? undefined : list(parsed.PROXY_DESTINATIONS),
+  };
+}
+
+export async function startProxyDaemon(
+  config: DaemonConfig,
+  logger: Logger,
+): Promise<RunningDaemon> {
+  const pool = new pg.Pool({
+    connectionString: config.dbUrl,
+    max: 4,
+    connectionTimeoutMillis: 2_000,
+    application_name: 'capture-proxy-devices',
+  });
+  pool.on('error', (error) => logger.warn({ err: error }, 'device database connection lost'));
+  const writer = new CaptureWriter({
+    dbUrl: config.dbUrl,
+    spoolDir: join(config.dataDir, 'spool'),
+    logger,
+  });
+  try {
+    const proxy = await startProxy({
+      port: config.port,
+      managementPort: config.managementPort,
+      host: config.host,
+      writer,
+      allowlist: config.allowlist,
+      bodyCap: config.bodyCap,
+      ca: loadOrCreateCertificateAuthority(config.dataDir),
+      passthroughHosts: config.passthroughHosts,
+      http2: config.http2,
+      upstreamCa: config.upstreamCa,
+      destinations: config.destinations,
+      devices: { pool, proxyDomain: config.proxyDomain, portRange: config.portRange },
+      logger,
+    });
+    logger.info(
+      { port: proxy.port, managementPort: proxy.managementPort, domain: config.proxyDomain },
+      'capture proxy listening',
+    );
+    return {
+      proxy,
+      writer,
+      async stop() {
+        await proxy.stop();
+        await writer.stop();
+        await pool.end().catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    await writer.stop();
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+}
