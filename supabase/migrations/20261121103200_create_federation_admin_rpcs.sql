@@ -59,6 +59,60 @@ revoke execute on function private.federation_client_json(public.federation_clie
 grant execute on function private.federation_client_json(public.federation_clients)
   to authenticated, service_role;
 
+-- Reference A7 item 16: a partner URL names a public host over https, so a record can never point
+-- the broker (and the user's token) at loopback, private networks or the metadata address.
+-- Loopback hosts are accepted, http included, for the local stack's stand-ins: the broker itself
+-- refuses loopback and http on anything but a loopback stack (docs/federation.md).
+create function private.is_acceptable_partner_url(url text)
+returns boolean
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  parts text[] := regexp_match(url,
+    '^(https?)://(\[[0-9A-Fa-f:.]+\]|[^/?#@\s:\[\]]+)(:[0-9]+)?(/|$)');
+  host text;
+  address inet;
+begin
+  if url is null then
+    return true;
+  end if;
+  if parts is null then
+    return false;
+  end if;
+  host := lower(trim(both '[]' from parts[2]));
+  begin
+    address := host::inet;
+  exception when others then
+    address := null;
+  end;
+  if address is not null then
+    if address <<= '127.0.0.0/8'::inet or address = '::1'::inet then
+      return true;
+    end if;
+    return parts[1] = 'https' and not (
+      address <<= any (array['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '169.254.0.0/16',
+        '172.16.0.0/12', '192.0.0.0/24', '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/3',
+        '::/127', '::ffff:0:0/96', '64:ff9b::/96', 'fc00::/7', 'fe80::/10', 'ff00::/8']::inet[]));
+  end if;
+  if host = 'localhost' or host like '%.localhost' then
+    return true;
+  end if;
+  -- Site-local names, a trailing dot, and numeric spellings of an address (2130706433, 0x7f.1)
+  -- that URL parsers turn into IPv4.
+  return parts[1] = 'https'
+    and host !~ '(^|\.)(local|internal|localdomain|home\.arpa)$'
+    and host !~ '\.$'
+    and host !~ '(^|\.)(0x[0-9a-f]*|[0-9]+)$';
+end
+$$;
+comment on function private.is_acceptable_partner_url(text) is
+  'True when a backend_base_url / jwks_url is https to a public host (or names a loopback host, '
+  'for local stand-ins). Reference A7 item 16.';
+revoke execute on function private.is_acceptable_partner_url(text) from public, anon;
+grant execute on function private.is_acceptable_partner_url(text) to authenticated, service_role;
+
 -- Security definer: writes federation_clients (no API write privilege) and the private sealed
 -- secret, after its own federation:edit + admin + confirm checks.
 create function public.upsert_federation_client(
@@ -101,6 +155,11 @@ begin
   -- 000 §2.2: verify_mode is set once at onboarding.
   if found and existing.verify_mode <> upsert_federation_client.verify_mode then
     raise exception 'verify_mode is set once; delete and re-onboard the client to change it'
+      using errcode = '22023';
+  end if;
+  if not (private.is_acceptable_partner_url(upsert_federation_client.backend_base_url)
+          and private.is_acceptable_partner_url(upsert_federation_client.jwks_url)) then
+    raise exception 'backend_base_url and jwks_url must be https URLs of a public host'
       using errcode = '22023';
   end if;
   if mint_hmac_secret and upsert_federation_client.verify_mode <> 'hmac' then

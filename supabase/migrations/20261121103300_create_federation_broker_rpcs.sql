@@ -44,8 +44,10 @@ declare
   ip_ok boolean;
   client_ok boolean;
 begin
+  -- 000 §2.2: a disabled client answers exactly like an unknown one, so it is not even read:
+  -- its own thresholds and buckets would tell the two apart by when 429 starts.
   select * into client from public.federation_clients c
-  where c.client_id = federation_broker_begin_start.client_id;
+  where c.client_id = federation_broker_begin_start.client_id and c.enabled;
   -- 000 §7: both limits count every request, known client or not. An IP is counted per client
   -- (each client sets its own threshold); requests naming unknown clients share one IP bucket.
   ip_ok := private.federation_hit('start:ip:' || coalesce(client.client_id, '?') || ':' || client_ip,
@@ -55,8 +57,7 @@ begin
   if not (ip_ok and client_ok) then
     return jsonb_build_object('status', 'rate_limited');
   end if;
-  -- 000 §2.2: a disabled client answers exactly like an unknown one.
-  if client.client_id is null or not client.enabled then
+  if client.client_id is null then
     return jsonb_build_object('status', 'unknown_client');
   end if;
   select s.sealed_secret into sealed from private.federation_client_secrets s
@@ -182,8 +183,10 @@ begin
        coalesce(client.ip_limit_per_minute, private.federation_default_limit('ip')), t) then
     return jsonb_build_object('status', 'rate_limited');
   end if;
-  -- 000 §7: used, expired and unknown are one answer.
-  if code.code_hash is null or code.consumed_at is not null or code.expires_at <= t then
+  -- 000 §7: used, expired and unknown are one answer. The kill switch (000 §2.2) also stops
+  -- codes its client issued in the last 60 s, so disabling a leaked partner takes effect at once.
+  if code.code_hash is null or code.consumed_at is not null or code.expires_at <= t
+     or not client.enabled then
     return jsonb_build_object('status', 'gone');
   end if;
   if not private.federation_hit('exchange:client:' || client.client_id,
@@ -207,6 +210,13 @@ begin
   if not found then
     return jsonb_build_object('status', 'gone');
   end if;
+  -- 000 §4.5 rule 3 holds for the life of a link, not only when it is made: an account linked
+  -- while it was not an admin is unlinked once it is one, and the partner user gets a fresh
+  -- account (rule 2) instead of the admin's.
+  delete from private.federation_identities i
+  where i.client_id = code.client_id and i.partner_sub = code.partner_sub and not i.provisioned
+    and exists (select 1 from public.user_roles ur join public.roles r on r.id = ur.role_id
+                where ur.user_id = i.user_id and r.is_admin);
   facts := private.federation_account_facts(code.client_id, code.partner_sub,
                                             code.email_normalized);
   if (facts -> 'mapped' ->> 'provisioned')::boolean then

@@ -3,7 +3,7 @@
 -- broker RPCs (codes single-use and 60 s, jti single use, rate limits) and the role clamp.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(60);
+select plan(77);
 
 \ir helpers/actors.psql
 
@@ -64,6 +64,17 @@ select is(pg_temp.try_as('admin', $$select public.upsert_federation_client(clien
   'error:22023', 'an hmac client is created with a minted secret');
 select is(pg_temp.try_as('admin', $$select public.upsert_federation_client(client_id => 'svc_pgtap', client_name => 'P', verify_mode => 'backend_bearer', capped_role => 'member', backend_base_url => 'https://partner.example', start_limit_per_minute => 0, confirm => true)$$),
   'error:23514', 'rate-limit thresholds must be positive');
+
+-- Partner URLs name public https hosts (reference A7 item 16); loopback only for local stand-ins.
+select is(pg_temp.try_as('admin', format($$select public.upsert_federation_client(client_id => 'svc_ssrf', client_name => 'P', verify_mode => 'backend_bearer', capped_role => 'member', backend_base_url => %L, confirm => true)$$, url)),
+  'error:22023', 'backend_base_url ' || url || ' is refused')
+from unnest(array['http://partner.example', 'https://169.254.169.254/latest', 'https://10.0.0.1',
+  'https://[fd00::1]', 'https://[::ffff:a9fe:a9fe]', 'https://metadata.google.internal',
+  'https://2130706433', 'https://0xa9.0xfe.0xa9.0xfe']) as url;
+select is(pg_temp.try_as('admin', $$select public.upsert_federation_client(client_id => 'svc_ssrf', client_name => 'P', verify_mode => 'hosted_jwt', capped_role => 'member', jwks_url => 'https://192.168.1.1/jwks.json', issuer => 'i', audience => 'a', confirm => true)$$),
+  'error:22023', 'a jwks_url on a private network is refused');
+select is(pg_temp.try_as('admin', $$select public.upsert_federation_client(client_id => 'svc_ssrf', client_name => 'P', verify_mode => 'backend_bearer', capped_role => 'member', backend_base_url => 'http://127.0.0.1:4000/partner', confirm => true)$$),
+  'ok:1', 'a loopback stand-in is accepted (the broker refuses it on hosted projects)');
 
 -- The HMAC secret: returned once, stored sealed, readable nowhere. Direct calls act as the
 -- service role (which holds every capability).
@@ -137,6 +148,35 @@ select is(public.federation_broker_consume_code(repeat('cd', 32), 'challenge-2',
   'gone', 'a code is gone at 61 s');
 select is(public.federation_broker_issue_code('svc_hmac_pgtap', repeat('ef', 32), 'c', 's', jti => 'jti-1'), 'issued', 'a jti is accepted once');
 select is(public.federation_broker_issue_code('svc_hmac_pgtap', repeat('01', 32), 'c', 's', jti => 'jti-1'), 'replayed', 'and replayed afterwards');
+
+-- A disabled client is an unknown one (000 §2.2): not even its own limits tell them apart, and
+-- the codes it issued stop working (kill switch).
+select set_config('request.jwt.claims', '{"role":"service_role"}', true);
+do $$ begin perform public.upsert_federation_client(client_id => 'svc_off', client_name => 'O',
+  verify_mode => 'backend_bearer', capped_role => 'member', backend_base_url => 'https://partner.example',
+  ip_limit_per_minute => 1, start_limit_per_minute => 1, confirm => true); end $$;
+select is(public.federation_broker_issue_code('svc_off', repeat('0f', 32), 'challenge-off', 'sub-off', at => '2030-01-01 00:00:00+00'),
+  'issued', 'a code is issued while the client is enabled');
+do $$ begin perform public.upsert_federation_client(client_id => 'svc_off', client_name => 'O',
+  verify_mode => 'backend_bearer', capped_role => 'member', backend_base_url => 'https://partner.example',
+  ip_limit_per_minute => 1, start_limit_per_minute => 1, enabled => false, confirm => true); end $$;
+select is((select array_agg(public.federation_broker_begin_start('svc_off', '9.9.9.9', '2030-01-01 00:00:00+00') ->> 'status') from generate_series(1, 3)),
+  array['unknown_client', 'unknown_client', 'unknown_client'], 'a disabled client is counted like an unknown one, not by its own limits');
+select is(public.federation_broker_consume_code(repeat('0f', 32), 'challenge-off', '1.2.3.4', '2030-01-01 00:00:10+00') ->> 'status',
+  'gone', 'a disabled client''s outstanding code is gone');
+
+-- Rule 3 for the life of a link: an account linked as a non-admin is unlinked once it is an admin.
+do $$ begin perform public.federation_broker_bind_identity('svc_pgtap', 'sub-linked', pg_temp.uid('viewer'), false); end $$;
+select is(public.federation_broker_issue_code('svc_pgtap', repeat('1f', 32), 'challenge-l1', 'sub-linked', at => '2030-01-01 00:00:00+00'),
+  'issued', 'a code for the linked partner user is issued');
+select is(public.federation_broker_consume_code(repeat('1f', 32), 'challenge-l1', '1.2.3.4', '2030-01-01 00:00:10+00') -> 'mapped' ->> 'user_id',
+  pg_temp.uid('viewer')::text, 'while it is no admin, the linked account is used');
+insert into public.user_roles (user_id, role_id) select pg_temp.uid('viewer'), id from public.roles where slug = 'admin';
+do $$ begin perform public.federation_broker_issue_code('svc_pgtap', repeat('2f', 32), 'challenge-l2', 'sub-linked', at => '2030-01-01 00:00:00+00'); end $$;
+select is(public.federation_broker_consume_code(repeat('2f', 32), 'challenge-l2', '1.2.3.4', '2030-01-01 00:00:10+00') -> 'mapped',
+  'null'::jsonb, 'once it is an admin, the partner user no longer maps to it');
+select ok(not exists (select 1 from private.federation_identities where partner_sub = 'sub-linked'),
+  'and the link is gone');
 
 -- Rate limits: a window counts up to its threshold, then refuses.
 select is((select array_agg(private.federation_hit('pgtap-bucket', 2, '2030-01-01 00:00:00+00')) from generate_series(1, 3)),

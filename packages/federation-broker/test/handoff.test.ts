@@ -1,6 +1,8 @@
 // /start and /exchange end to end (000 §1, §3, §4.1, §4.3, §7): the three verify modes against
 // real partner stand-ins, PKCE, single use under concurrency, the 60 s lifetime (injected
-// clock), HMAC and JWT attacks, the backend's failure modes and the headers on every answer.
+// clock), HMAC and JWT attacks, the backend's failure modes, SSRF guards, oversized bodies and
+// the headers on every answer (5xx and preflight included).
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callBroker, codeOf, onboard, useBrokerStack } from './helpers/broker-stack.ts';
 import {
@@ -341,8 +343,26 @@ describe('000 §1 security rules', () => {
       code: 'nope',
       code_verifier: makePkcePair().code_verifier,
     });
+    const pkce = makePkcePair();
+    const code = codeOf(await startBearer(pkce));
+    await callBroker(broker(), 'exchange', { code, code_verifier: pkce.code_verifier });
+    const used = await callBroker(broker(), 'exchange', {
+      code,
+      code_verifier: pkce.code_verifier,
+    });
+    const t0 = Date.now();
+    const late = makePkcePair();
+    const lateCode = codeOf(await startHmac(late, hmacPayload({ iat: Math.floor(t0 / 1000) }), t0));
+    const expired = await callBroker(
+      broker(),
+      'exchange',
+      { code: lateCode, code_verifier: late.code_verifier },
+      { at: t0 + 61_000 },
+    );
     expect(unknown.status).toBe(410);
-    expect(malformed).toMatchObject({ status: 410, body: unknown.body });
+    for (const answer of [malformed, used, expired]) {
+      expect(answer).toMatchObject({ status: 410, body: unknown.body });
+    }
   });
 
   it('rule 6: /start without the credential of the client mode is rejected with 400', async () => {
@@ -445,11 +465,73 @@ describe('000 §7 error rows', () => {
     const getStart = await callBroker(broker(), 'start', {}, { method: 'GET' });
     const preflight = await fetch(`${broker().brokerUrl}/start`, { method: 'OPTIONS' });
     expect([notJson.status, unknownRoute.status, getStart.status]).toEqual([400, 404, 405]);
-    for (const headers of [notJson.headers, unknownRoute.headers, getStart.headers]) {
+    expect(preflight.status).toBeLessThan(300);
+    for (const headers of [
+      notJson.headers,
+      unknownRoute.headers,
+      getStart.headers,
+      preflight.headers,
+    ]) {
       expect(headers.get('cache-control')).toBe('no-store');
       expect(headers.get('referrer-policy')).toBe('no-referrer');
     }
-    expect(preflight.status).toBeLessThan(300);
+  });
+
+  it.each([
+    ['a declared Content-Length', false],
+    ['a chunked body without Content-Length', true],
+  ])('answers 413 with the headers for a body over 16 KiB sent with %s', async (_name, chunked) => {
+    const oversized = JSON.stringify({ client_id: 'svc_bearer', pad: 'x'.repeat(17 * 1024) });
+    const bytes = new TextEncoder().encode(oversized);
+    const body = chunked
+      ? new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (let offset = 0; offset < bytes.length; offset += 1024) {
+              controller.enqueue(bytes.slice(offset, offset + 1024));
+            }
+            controller.close();
+          },
+        })
+      : oversized;
+    const answer = await fetch(`${broker().brokerUrl}/start`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      ...(chunked ? { duplex: 'half' } : {}),
+    } as RequestInit);
+    expect(answer.status).toBe(413);
+    expect(await answer.json()).toEqual({
+      error: 'payload_too_large',
+      error_description: expect.any(String),
+    });
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('referrer-policy')).toBe('no-referrer');
+  });
+
+  it('answers an unexpected failure with 500 server_error and the headers, the cause only in the log', async () => {
+    await onboard(broker(), { client_id: 'svc_broken_secret', verify_mode: 'hmac' });
+    const db = new pg.Client({ connectionString: broker().stack.dbUrl });
+    await db.connect();
+    try {
+      await db.query(
+        `update private.federation_client_secrets set sealed_secret = '\\x00'
+         where client_id = 'svc_broken_secret'`,
+      );
+    } finally {
+      await db.end();
+    }
+    const payload = hmacPayload();
+    const answer = await callBroker(broker(), 'start', {
+      client_id: 'svc_broken_secret',
+      code_challenge: makePkcePair().code_challenge,
+      code_challenge_method: 'S256',
+      payload,
+      signature: signHmac('unknown', payload),
+    });
+    expect(answer.status).toBe(500);
+    expect(answer.body).toEqual({ error: 'server_error', error_description: expect.any(String) });
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('referrer-policy')).toBe('no-referrer');
   });
 
   it('sends Cache-Control: no-store and Referrer-Policy: no-referrer on successes and errors', async () => {
@@ -534,12 +616,19 @@ describe('hosted_jwt mode attacks', () => {
     return `${part(header)}.${part(claims)}`;
   }
 
-  it('refuses alg none', async () => {
+  /** How often the broker logged that jose refused a token's alg (the allowlist at work). */
+  const algRefusals = () =>
+    broker().logs.filter((line) => line.includes('ERR_JOSE_ALG_NOT_ALLOWED')).length;
+
+  it('refuses alg none, by the algorithm allowlist', async () => {
+    const before = algRefusals();
     const token = `${unsigned({ alg: 'none', kid: 'x' }, { ...jwtClaims(), iat: now(), exp: now() + 600 })}.`;
     expect((await startJwt(token)).status).toBe(401);
+    expect(algRefusals()).toBe(before + 1);
   });
 
-  it('refuses HS256 signed with the public key as the secret', async () => {
+  it('refuses HS256 signed with the public key as the secret, by the algorithm allowlist', async () => {
+    const before = algRefusals();
     const { createHmac } = await import('node:crypto');
     const publicJwk = jwks.publicJwk();
     const input = unsigned(
@@ -550,6 +639,7 @@ describe('hosted_jwt mode attacks', () => {
       .update(input)
       .digest('base64url');
     expect((await startJwt(`${input}.${signature}`)).status).toBe(401);
+    expect(algRefusals()).toBe(before + 1);
   });
 
   it('refuses a wrong audience, a wrong issuer, a missing kid and an expired token', async () => {
@@ -578,6 +668,32 @@ describe('backend_bearer failure modes', () => {
   it('rejects a backend answering 5xx, and an oversized answer', async () => {
     expect((await startBearer(makePkcePair(), 'svc_broken')).status).toBe(401);
     expect((await startBearer(makePkcePair(), 'svc_huge')).status).toBe(401);
+  });
+
+  it('never calls a partner URL on a private network, even one written past onboarding', async () => {
+    await onboard(broker(), {
+      client_id: 'svc_ssrf',
+      verify_mode: 'backend_bearer',
+      backend_base_url: backend.url,
+    });
+    const db = new pg.Client({ connectionString: broker().stack.dbUrl });
+    await db.connect();
+    try {
+      // Onboarding refuses such URLs (pgTAP); this checks the broker's own guard behind it.
+      await db.query(
+        `update public.federation_clients set backend_base_url = 'http://169.254.169.254/latest'
+         where client_id = 'svc_ssrf'`,
+      );
+    } finally {
+      await db.end();
+    }
+    const started = Date.now();
+    const answer = await startBearer(makePkcePair(), 'svc_ssrf');
+    expect(answer.status).toBe(401);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(
+      broker().logs.some((line) => line.includes('partner URL host is not a public address')),
+    ).toBe(true);
   });
 
   it('takes the identity from users/me, never from the request body', async () => {

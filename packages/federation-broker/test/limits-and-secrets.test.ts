@@ -59,6 +59,53 @@ describe('rate limits', () => {
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
   });
 
+  it('counts a disabled client like an unknown one, so its own limits do not give it away', async () => {
+    await onboard(broker(), {
+      client_id: 'svc_disabled_limited',
+      verify_mode: 'backend_bearer',
+      backend_base_url: backend.url,
+      ip_limit_per_minute: 1,
+      start_limit_per_minute: 1,
+      enabled: false,
+    });
+    const at = Date.UTC(2030, 0, 1, 0, 4, 5);
+    const disabled: unknown[] = [];
+    const unknown: unknown[] = [];
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const a = await callBroker(broker(), 'start', startBody('svc_disabled_limited'), { at });
+      const b = await callBroker(broker(), 'start', startBody('svc_never_onboarded'), { at });
+      disabled.push([a.status, a.body]);
+      unknown.push([b.status, b.body]);
+    }
+    expect(disabled).toEqual(unknown);
+    expect(disabled.map((answer) => (answer as [number])[0])).toEqual([401, 401, 401]);
+  });
+
+  it('stops the codes a client issued once it is disabled (kill switch)', async () => {
+    await onboard(broker(), {
+      client_id: 'svc_killed',
+      verify_mode: 'backend_bearer',
+      backend_base_url: backend.url,
+    });
+    const pkce = makePkcePair();
+    const start = await callBroker(broker(), 'start', {
+      ...startBody('svc_killed'),
+      code_challenge: pkce.code_challenge,
+    });
+    expect(start.status).toBe(200);
+    await onboard(broker(), {
+      client_id: 'svc_killed',
+      verify_mode: 'backend_bearer',
+      backend_base_url: backend.url,
+      enabled: false,
+    });
+    const exchange = await callBroker(broker(), 'exchange', {
+      code: codeOf(start),
+      code_verifier: pkce.code_verifier,
+    });
+    expect(exchange.status).toBe(410);
+  });
+
   it('answers 429 past the per-client limit of /start', async () => {
     await onboard(broker(), {
       client_id: 'svc_client_limited',

@@ -168,6 +168,25 @@ describe('provisioning rules (000 §4.5)', () => {
     expect(session.user_id).not.toBe(theirs.user_id);
   });
 
+  it('rule 3: a linked account made an admin later is no longer reachable through the partner', async () => {
+    const email = `${uniqueId('promoted')}@example.com`;
+    const memberId = await existingAccount(broker(), email);
+    const sub = uniqueId('sub');
+    expect((await handOff('svc_trusted', { id: sub, email })).user_id).toBe(memberId);
+    const { data: admin } = await broker()
+      .service.from('roles')
+      .select('id')
+      .eq('slug', 'admin')
+      .single();
+    const { error } = await broker()
+      .service.from('user_roles')
+      .insert({ user_id: memberId, role_id: admin?.id });
+    expect(error).toBeNull();
+    const again = await handOff('svc_trusted', { id: sub, email });
+    expect(again.user_id).not.toBe(memberId);
+    expect(await accountEmail(again.user_id)).toMatch(/@federated\.invalid$/);
+  });
+
   it('rule 3: never links an account whose address was never confirmed (pre-hijack)', async () => {
     const email = `${uniqueId('unconfirmed')}@example.com`;
     const squatter = await existingAccount(broker(), email, { confirmed: false });

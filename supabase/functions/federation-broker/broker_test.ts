@@ -1,12 +1,25 @@
 // Unit tests for the broker's pure parts: the iat window, HMAC verification, client-IP choice,
-// account choice (000 §4.5), the link templates and the test-clock gate. Frozen clocks only.
-import { deepStrictEqual as assertEquals, ok as assert, rejects } from 'node:assert/strict';
+// account choice (000 §4.5), the link templates, the test-clock gate, partner-URL guards and the
+// bounded body reader. Frozen clocks only, no network.
+import {
+  deepStrictEqual as assertEquals,
+  ok as assert,
+  rejects,
+  throws as assertThrows,
+} from 'node:assert/strict';
 import { encodeBase64Url } from '../_shared/federation/base64url.ts';
 import { chooseAccount } from './account-choice.ts';
 import { BrokerError } from './broker-error.ts';
 import { clientIpOf, rateLimitKeyOf } from './client-ip.ts';
 import { readConfig } from './config.ts';
 import { buildHandoffLink } from './handoff-link.ts';
+import { exchangeBodySchema, readJsonBody } from './request-body.ts';
+import { isPublicPartnerHost } from './verify/partner-address.ts';
+import {
+  assertPartnerAddresses,
+  assertPartnerUrl,
+  PartnerFetchError,
+} from './verify/partner-fetch.ts';
 import { isIatWithinWindow, signHmacPayload, verifyHmacAssertion } from './verify/hmac.ts';
 
 const NOW_MS = 1_800_000_000_500;
@@ -91,4 +104,85 @@ Deno.test('test switches are ignored unless SUPABASE_URL is a loopback address',
   const local = readConfig({ ...env, SUPABASE_URL: 'http://127.0.0.1:54321' });
   assertEquals([hosted.testClock, hosted.allowHttpPartners], [false, false]);
   assertEquals([local.testClock, local.allowHttpPartners], [true, true]);
+});
+
+Deno.test('partner hosts must be public: private, link-local and metadata addresses are refused', () => {
+  const refused = [
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '127.0.0.1',
+    '224.0.0.1',
+    '[::1]',
+    '[::]',
+    '[::ffff:7f00:1]',
+    '[::ffff:a9fe:a9fe]',
+    '[64:ff9b::a00:1]',
+    '[fd00::1]',
+    '[fe80::1]',
+    'localhost',
+    'api.localhost',
+    'metadata.google.internal',
+    'printer.local',
+    'partner.example.',
+  ];
+  for (const host of refused) assert(!isPublicPartnerHost(host, false), host);
+  for (const host of ['partner.example', '203.0.113.7', '[2001:db8::1]', '[::ffff:cb00:7107]']) {
+    assert(isPublicPartnerHost(host, false), host);
+  }
+  // The local stack's exception admits loopback stand-ins, never private networks.
+  for (const host of ['127.0.0.1', '[::1]', 'localhost']) assert(isPublicPartnerHost(host, true));
+  for (const host of ['10.0.0.1', '169.254.169.254', '[fd00::1]', 'x.internal']) {
+    assert(!isPublicPartnerHost(host, true), host);
+  }
+});
+
+Deno.test('partner URLs: https to a public host, no credentials; the URL parser normalises IPv4', () => {
+  const refuses = (url: string, allowLocal = false) =>
+    assertThrows(() => assertPartnerUrl(new URL(url), allowLocal), PartnerFetchError);
+  refuses('http://partner.example/users/me');
+  refuses('https://2130706433/users/me'); // 127.0.0.1 spelled as one number
+  refuses('https://0xa9.0xfe.0xa9.0xfe/latest/meta-data'); // 169.254.169.254 in hex
+  refuses('https://user:pw@partner.example/');
+  refuses('http://10.1.2.3:8080/', true);
+  assertPartnerUrl(new URL('https://partner.example/users/me'), false);
+  assertPartnerUrl(new URL('http://127.0.0.1:4000/users/me'), true);
+});
+
+Deno.test('a partner name resolving to a private address is refused before any fetch', async () => {
+  const url = new URL('https://rebound.example/jwks.json');
+  const resolver = (answers: Record<string, string[]>) => (_host: string, type: 'A' | 'AAAA') =>
+    Promise.resolve(answers[type] ?? []);
+  await rejects(
+    () => assertPartnerAddresses(url, false, resolver({ A: ['203.0.113.9', '10.0.0.8'] })),
+    PartnerFetchError,
+  );
+  await rejects(
+    () => assertPartnerAddresses(url, false, resolver({ AAAA: ['::ffff:169.254.169.254'] })),
+    PartnerFetchError,
+  );
+  await assertPartnerAddresses(url, false, resolver({ A: ['203.0.113.9'], AAAA: ['2001:db8::9'] }));
+});
+
+Deno.test('a body streamed without Content-Length is cut off past 16 KiB, not buffered whole', async () => {
+  let pulled = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled += 1;
+      controller.enqueue(new Uint8Array(1024).fill(0x20));
+    },
+  });
+  const request = new Request('http://broker.test/start', { method: 'POST', body: endless });
+  const error = await readJsonBody(request, exchangeBodySchema).catch((caught) => caught);
+  assert(error instanceof BrokerError);
+  assertEquals(error.code, 'payload_too_large');
+  assert(pulled <= 20, `pulled ${pulled} chunks`);
+  const small = new Request('http://broker.test/exchange', {
+    method: 'POST',
+    body: new Blob(['{"code":"c","code_verifier":"v"}']).stream(),
+  });
+  assertEquals(await readJsonBody(small, exchangeBodySchema), { code: 'c', code_verifier: 'v' });
 });

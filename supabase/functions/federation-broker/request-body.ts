@@ -27,13 +27,35 @@ export const exchangeBodySchema = z.object({
 });
 export type ExchangeBody = z.infer<typeof exchangeBodySchema>;
 
-export async function readJsonBody<T>(request: Request, schema: z.ZodType<T>): Promise<T> {
+/**
+ * The body as text, reading at most MAX_BODY_BYTES + 1 bytes: a chunked body carries no
+ * Content-Length, and request.text() would buffer whatever a caller streams.
+ */
+async function readBoundedText(request: Request): Promise<string> {
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > MAX_BODY_BYTES) throw new BrokerError('payload_too_large', 'declared length');
-  const text = await request.text();
-  if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) {
-    throw new BrokerError('payload_too_large', 'body length');
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const body = new Uint8Array(MAX_BODY_BYTES);
+  let length = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (length + value.length > MAX_BODY_BYTES) {
+        throw new BrokerError('payload_too_large', 'body length');
+      }
+      body.set(value, length);
+      length += value.length;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
   }
+  return new TextDecoder().decode(body.subarray(0, length));
+}
+
+export async function readJsonBody<T>(request: Request, schema: z.ZodType<T>): Promise<T> {
+  const text = await readBoundedText(request);
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -70,6 +70,9 @@ Deno.test('e-mails normalise to trimmed lower-case ASCII; look-alikes are unusab
   assertEquals(normalizeEmail('\uff56ictim@example.com'), undefined); // fullwidth v
   assertEquals(normalizeEmail('vic\u200btim@example.com'), undefined); // zero-width space
   assertEquals(normalizeEmail('victim@exämple.com'), undefined);
+  assertEquals(normalizeEmail('victim@example.com.'), undefined); // trailing root dot
+  assertEquals(normalizeEmail('victim@example..com'), undefined);
+  assertEquals(normalizeEmail('victim\n@example.com'), undefined);
   assertEquals(normalizeEmail('not-an-address'), undefined);
   assertEquals(normalizeEmail(undefined), undefined);
   assertEquals(
