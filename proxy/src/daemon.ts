@@ -1,6 +1,7 @@
 // The proxy daemon as one unit: database pool, capture writer (spool under the data dir), the
 // project CA (under the data dir), and the listeners. The local stack starts it in-process;
 // `cli.ts` runs it on its own with the settings from the environment (docs/proxy.md).
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -61,6 +62,7 @@ const EnvironmentConfig = z.object({
     .default(1024 * 1024),
   PROXY_HTTP2: z.enum(['on', 'off']).default('on'),
   PROXY_DESTINATIONS: z.string().optional(),
+  PROXY_UPSTREAM_CA_FILE: z.string().optional(),
 });
 
 export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
@@ -80,6 +82,9 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
     http2: parsed.PROXY_HTTP2 === 'on',
     destinations:
       parsed.PROXY_DESTINATIONS === undefined ? undefined : list(parsed.PROXY_DESTINATIONS),
+    upstreamCa: parsed.PROXY_UPSTREAM_CA_FILE
+      ? [readFileSync(parsed.PROXY_UPSTREAM_CA_FILE, 'utf8')]
+      : undefined,
   };
 }
 

@@ -32,6 +32,7 @@ import { type ManagementContext, serveManagement } from './management/management
 import type { CertificateAuthority } from './tls/certificate-authority.ts';
 import { LeafCertificateCache } from './tls/leaf-certificates.ts';
 import { PassthroughPolicy } from './tls/passthrough-policy.ts';
+import { acceptTlsToProxy, type SecureProxyContext } from './tls/secure-proxy.ts';
 
 export interface DeviceOptions {
   /** The database devices and ports live in (queries run as service_role). */
@@ -100,6 +101,8 @@ function sendJson(response: ServerResponse, status: number, body: object): void 
   response.end(JSON.stringify(body));
 }
 
+const TLS_HANDSHAKE_RECORD = 0x16;
+
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 
 function listen(server: net.Server, port: number, host: string): Promise<number> {
@@ -138,7 +141,15 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     httpsAgent: new https.Agent({
       keepAlive: true,
       maxSockets: 256,
-      ...(options.upstreamCa ? { ca: [...tls.rootCertificates, ...options.upstreamCa] } : {}),
+      // One context built once: a `ca` option would be joined into the agent's pool key on every
+      // request (27% of the CPU under load when measured).
+      ...(options.upstreamCa
+        ? {
+            secureContext: tls.createSecureContext({
+              ca: [...tls.rootCertificates, ...options.upstreamCa],
+            }),
+          }
+        : {}),
     }),
     bodyCap: options.bodyCap ?? 1024 * 1024,
     deliver: (capture) => options.writer.enqueue(capture),
@@ -168,13 +179,31 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     socket.setNoDelay(true);
     const ip = socket.remoteAddress ?? null;
     const attribution = attribute(listenerPort, ip);
-    describeConnection(socket, {
+    const info: ConnectionInfo = {
       client: { ip, port: socket.remotePort ?? null },
       listenerPort,
       source: attribution.rule === 'port' ? 'pac' : 'manual',
       attribution,
+    };
+    describeConnection(socket, info);
+    // A TLS record first means TLS to the proxy itself (an HTTPS proxy); anything else is HTTP.
+    socket.once('data', (first: Buffer) => {
+      socket.pause();
+      socket.unshift(first);
+      if (first[0] === TLS_HANDSHAKE_RECORD && leaves) {
+        void acceptTlsToProxy(socket, info, secureProxy);
+        return;
+      }
+      http1.emit('connection', socket);
+      socket.resume();
     });
-    http1.emit('connection', socket);
+  };
+  const secureProxy: SecureProxyContext = {
+    leaves: leaves as LeafCertificateCache,
+    proxyDomain,
+    deviceForPort: (port) => registry?.deviceForPort(port),
+    serve: (socket) => http1.emit('connection', socket),
+    logger,
   };
 
   const ensureListener = (port: number): Promise<void> => {

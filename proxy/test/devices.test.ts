@@ -27,6 +27,7 @@ import {
 } from '../src/index.ts';
 import { type Bundle, basicAuthorization, createUser, issueBundle } from './helpers/bundles.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
+import { curl } from './helpers/curl.ts';
 import { type Origins, startOrigins } from './helpers/origins.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
@@ -391,6 +392,35 @@ describe('attribution and device liveness', () => {
     const unattributed = await database.entryWhere('path', '/attributed/none');
     expect(unattributed.device_uuid).toBeNull();
     expect(unattributed.payload.attribution).toEqual({ rule: 'proxy', device_uuid: null });
+  });
+});
+
+describe('TLS to the proxy itself', () => {
+  it('attributes a client that names its device port in the SNI (the chain after port)', async () => {
+    const { port } = JSON.parse(
+      (await allocate(daemonA, { uuid: uuidOf(32), deviceName: 'S' })).body,
+    );
+    const caFile = join(caDir, 'ca.pem');
+    const proxyName = `${port}.${DOMAIN}`;
+    const result = await curl([
+      '--proxy',
+      `https://${proxyName}:${daemonA.port}`,
+      '--proxy-cacert',
+      caFile,
+      '--resolve',
+      `${proxyName}:${daemonA.port}:127.0.0.1`,
+      '--interface',
+      '127.0.0.9', // an address no device registered: only the SNI can attribute
+      `http://127.0.0.1:${origins.httpPort}/attributed/sni`,
+    ]);
+    expect(result.stderr).toBe('');
+    const entry = await database.entryWhere('path', '/attributed/sni');
+    expect(entry.device_uuid).toBe(uuidOf(32));
+    expect(entry.payload).toMatchObject({
+      attribution: { rule: 'sni', device_uuid: uuidOf(32) },
+      source: 'pac',
+      listenerPort: daemonA.port,
+    });
   });
 });
 

@@ -1,0 +1,285 @@
+// Capture proxy benchmark (issue: capture proxy): our proxy beside mitmdump (Debian's mitmproxy,
+// capturing to a file) and a direct connection, in one run, on the same loopback origin. Origin,
+// each proxy and the client (this process, undici) are separate processes.
+//   - requests/s and added p50/p99 for plain HTTP keep-alive and intercepted HTTPS keep-alive,
+//     at light load (1 connection) and at 16 connections;
+//   - a new HTTPS connection (CONNECT + TLS) per request;
+//   - the first-hit cost of a new host's certificate (new SNI name vs a known one);
+//   - captures written per second, and captures lost under an open loop at --rate for --sustain s.
+// Run: npm run bench:proxy -- [--seconds 5] [--sequential 200] [--rate 2000] [--sustain 60]
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import pino from 'pino';
+import {
+  findFreePort,
+  findFreePortRange,
+  isPortOpen,
+  waitUntil,
+} from '../packages/stack/src/ports.ts';
+import { startCluster } from '../packages/stack/src/postgres/cluster.ts';
+import {
+  applyMigrations,
+  applyPlatformBootstrap,
+} from '../packages/stack/src/postgres/schema-setup.ts';
+import { REPO_ROOT } from '../packages/stack/src/stack.ts';
+import { LeafCertificateCache, loadOrCreateCertificateAuthority } from '../proxy/src/index.ts';
+import {
+  closedLoop,
+  type LoadResult,
+  newConnectionEach,
+  openLoop,
+  type Route,
+} from './proxy/load.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '5' },
+    sequential: { type: 'string', default: '200' },
+    'first-hits': { type: 'string', default: '50' },
+    rate: { type: 'string', default: '2000' },
+    sustain: { type: 'string', default: '60' },
+  },
+});
+const seconds = Number(values.seconds);
+const logger = pino({ level: 'error' });
+const node = join(REPO_ROOT, 'node_modules', '.bin', 'node');
+const work = mkdtempSync(join(tmpdir(), 'bench-proxy-'));
+const children: ChildProcess[] = [];
+
+function start(command: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+  const child = spawn(command, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  return child;
+}
+
+function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const newline = buffer.indexOf('\n');
+      if (newline >= 0) resolve(buffer.slice(0, newline));
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before it was ready`)));
+  });
+}
+
+// Its own temp dir: the cluster's folder is handed to the postgres user.
+const dbDir = mkdtempSync(join(tmpdir(), 'bench-proxy-db-'));
+const cluster = await startCluster({
+  dataDir: dbDir,
+  port: await findFreePort(),
+  logger,
+  ephemeral: true,
+});
+try {
+  await applyPlatformBootstrap(cluster.url);
+  await applyMigrations(REPO_ROOT, cluster.url, logger);
+
+  const origin = start(node, [
+    join(REPO_ROOT, 'bench', 'proxy', 'origin.ts'),
+    join(work, 'origin-ca'),
+  ]);
+  const ports = JSON.parse(await firstLine(origin)) as { http: number; https: number };
+  const originCaFile = join(work, 'origin-ca', 'ca.pem');
+
+  const ourPort = await findFreePort();
+  const ourManagement = await findFreePort();
+  const devicePorts = await findFreePortRange(4);
+  start(node, [join(REPO_ROOT, 'proxy', 'src', 'cli.ts')], {
+    PROXY_DB_URL: cluster.url,
+    PROXY_DATA_DIR: join(work, 'ours'),
+    PROXY_PORT: String(ourPort),
+    PROXY_MANAGEMENT_PORT: String(ourManagement),
+    PROXY_DEVICE_PORTS: `${devicePorts.start}-${devicePorts.end}`,
+    PROXY_UPSTREAM_CA_FILE: originCaFile,
+    PROXY_DESTINATIONS: '127.0.0.0/8,localhost',
+    PROXY_HTTP2: 'off',
+    LOG_LEVEL: 'warn',
+  });
+  await waitUntil('our proxy', () => isPortOpen(ourPort), 30_000);
+  const ourCa = readFileSync(join(work, 'ours', 'ca.pem'), 'utf8');
+
+  const mitmPort = await findFreePort();
+  const mitmConf = join(work, 'mitm');
+  start('mitmdump', [
+    '--quiet',
+    '--listen-host',
+    '127.0.0.1',
+    '--listen-port',
+    String(mitmPort),
+    '--set',
+    `confdir=${mitmConf}`,
+    '--set',
+    `ssl_verify_upstream_trusted_ca=${originCaFile}`,
+    '--set',
+    'http2=false',
+    '-w',
+    join(work, 'mitm-flows'),
+  ]);
+  await waitUntil('mitmdump', () => isPortOpen(mitmPort), 60_000);
+  await waitUntil('mitmdump CA', async () => existsSync(join(mitmConf, 'mitmproxy-ca-cert.pem')));
+  const mitmCa = readFileSync(join(mitmConf, 'mitmproxy-ca-cert.pem'), 'utf8');
+  const originCa = readFileSync(originCaFile, 'utf8');
+
+  const contenders: Array<{ name: string; http: Route; https: Route }> = [
+    {
+      name: 'direct',
+      http: { proxyUrl: null },
+      https: { proxyUrl: null, ca: originCa },
+    },
+    {
+      name: 'ours',
+      http: { proxyUrl: `http://127.0.0.1:${ourPort}` },
+      https: { proxyUrl: `http://127.0.0.1:${ourPort}`, ca: ourCa },
+    },
+    {
+      name: 'mitmdump',
+      http: { proxyUrl: `http://127.0.0.1:${mitmPort}` },
+      https: { proxyUrl: `http://127.0.0.1:${mitmPort}`, ca: mitmCa },
+    },
+  ];
+  const httpUrl = `http://127.0.0.1:${ports.http}/bench`;
+  const httpsUrl = `https://localhost:${ports.https}/bench`;
+
+  const results: Record<string, Record<string, LoadResult>> = {};
+  for (const contender of contenders) {
+    const row: Record<string, LoadResult> = {};
+    row['http c=1'] = await closedLoop(httpUrl, contender.http, 1, seconds);
+    row['http c=16'] = await closedLoop(httpUrl, contender.http, 16, seconds);
+    row['https c=1'] = await closedLoop(httpsUrl, contender.https, 1, seconds);
+    row['https c=16'] = await closedLoop(httpsUrl, contender.https, 16, seconds);
+    row['https new connection each'] = await newConnectionEach(
+      httpsUrl,
+      () => contender.https,
+      Number(values.sequential),
+    );
+    if (contender.name !== 'direct') {
+      const hits = Number(values['first-hits']);
+      const ipUrl = `https://127.0.0.1:${ports.https}/bench`;
+      row['first hit, new name'] = await newConnectionEach(
+        ipUrl,
+        (index) => ({ ...contender.https, servername: `cold-${index}.${contender.name}.test` }),
+        hits,
+      );
+      row['first hit, known name'] = await newConnectionEach(
+        ipUrl,
+        () => ({ ...contender.https, servername: `warm.${contender.name}.test` }),
+        hits,
+      );
+    }
+    results[contender.name] = row;
+    console.error(`measured ${contender.name}`);
+  }
+
+  // Signing alone, in this process: what a new host costs the proxy before any network work.
+  const signer = await LeafCertificateCache.create(
+    loadOrCreateCertificateAuthority(join(work, 'signing-ca')),
+  );
+  const signings = 200;
+  const signingStarted = performance.now();
+  for (let index = 0; index < signings; index += 1) await signer.contextFor(`sign-${index}.test`);
+  const signingMs = (performance.now() - signingStarted) / signings;
+
+  // Captures: how fast they land, and whether any is lost at a sustained rate.
+  const pool = new pg.Pool({ connectionString: cluster.url, max: 1 });
+  const countEntries = async () =>
+    Number(
+      (await pool.query<{ n: string }>('select count(*) as n from public.entries')).rows[0]?.n,
+    );
+  const before = await countEntries();
+  const rate = Number(values.rate);
+  const sustainSeconds = Number(values.sustain);
+  const sustained = await openLoop(
+    (index) => `http://127.0.0.1:${ports.http}/sustained/${index}`,
+    contenders[1]?.http as Route,
+    rate,
+    sustainSeconds,
+  );
+  const drainStarted = performance.now();
+  let stored = 0;
+  await waitUntil(
+    'captures to land',
+    async () => {
+      stored = (await countEntries()) - before;
+      return stored >= sustained.requests;
+    },
+    60_000,
+    100,
+  ).catch(() => undefined);
+  const drainSeconds = (performance.now() - drainStarted) / 1000;
+  const sustainedStored = Number(
+    (
+      await pool.query<{ n: string }>(
+        `select count(distinct path) as n from public.entries where path like '/sustained/%'`,
+      )
+    ).rows[0]?.n,
+  );
+  await pool.end();
+
+  const f = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : 'n/a');
+  const lines: string[] = [];
+  lines.push(
+    `machine: ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`,
+  );
+  lines.push('');
+  lines.push(
+    '| scenario | contender | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | errors |',
+  );
+  lines.push('|---|---|---|---|---|---|---|---|');
+  for (const scenario of Object.keys(results.ours ?? {})) {
+    const direct = results.direct?.[scenario];
+    for (const contender of contenders) {
+      const result = results[contender.name]?.[scenario];
+      if (!result) continue;
+      const added = (field: 'p50' | 'p99') =>
+        direct && contender.name !== 'direct' ? f(result[field] - direct[field]) : '';
+      lines.push(
+        `| ${scenario} | ${contender.name} | ${result.perSecond.toFixed(0)} | ${f(result.p50)} | ${f(result.p99)} | ${added('p50')} | ${added('p99')} | ${result.errors} |`,
+      );
+    }
+  }
+  lines.push('');
+  lines.push('| ratio ours / mitmdump (req/s) | value |');
+  lines.push('|---|---|');
+  for (const scenario of ['http c=16', 'https c=1', 'https c=16', 'https new connection each']) {
+    const ours = results.ours?.[scenario]?.perSecond ?? Number.NaN;
+    const mitm = results.mitmdump?.[scenario]?.perSecond ?? Number.NaN;
+    lines.push(`| ${scenario} | ${f(ours / mitm)} |`);
+  }
+  const certCost = (name: string) =>
+    (results[name]?.['first hit, new name']?.p50 ?? Number.NaN) -
+    (results[name]?.['first hit, known name']?.p50 ?? Number.NaN);
+  lines.push('');
+  lines.push(
+    `first-hit cost of a new name (p50 new name − p50 known name, end to end): ours ${f(certCost('ours'))} ms, mitmdump ${f(certCost('mitmdump'))} ms`,
+  );
+  lines.push(
+    `  (ours includes a new upstream TLS connection, pooled per SNI name, and the origin signing its own leaf for the name; mitmdump opens a new upstream connection for known names too) leaf signing + TLS context alone: ${f(signingMs)} ms per name`,
+  );
+  lines.push(
+    `sustained open loop via ours: ${sustained.sent} sent at ${rate}/s for ${sustainSeconds} s, ${sustained.requests} answered (${sustained.errors} errors, p99 ${f(sustained.p99)} ms), ${sustainedStored} captured → lost ${sustained.requests - sustainedStored}; last capture landed ${drainSeconds.toFixed(1)} s after the load stopped; captures written ${(stored / (sustainSeconds + drainSeconds)).toFixed(0)}/s`,
+  );
+  console.log(lines.join('\n'));
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null) resolve(undefined);
+          else child.once('exit', resolve);
+        }),
+    ),
+  );
+  await cluster.stop();
+  rmSync(work, { recursive: true, force: true });
+  rmSync(dbDir, { recursive: true, force: true });
+}
