@@ -3,30 +3,21 @@
 // answered locally, the source-IP allowlist, malformed requests, CONNECT passthrough recorded,
 // and a Postgres outage during traffic with every capture stored exactly once afterwards.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
-import pg from 'pg';
+import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../packages/stack/src/ports.ts';
-import { type RunningCluster, startCluster } from '../../packages/stack/src/postgres/cluster.ts';
-import {
-  applyMigrations,
-  applyPlatformBootstrap,
-} from '../../packages/stack/src/postgres/schema-setup.ts';
-import { REPO_ROOT } from '../../packages/stack/src/stack.ts';
 import { until } from '../../packages/stack/test/helpers/until.ts';
 import { CaptureWriter, type RunningProxy, startProxy } from '../src/index.ts';
+import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
 
-let dataDir: string;
-let dbPort: number;
-let cluster: RunningCluster;
+let database: CaptureDatabase;
 let writer: CaptureWriter;
 let proxy: RunningProxy;
 let origin: http.Server;
@@ -57,34 +48,12 @@ function viaProxy(method: string, url: string, body?: string, port = proxy.port)
   });
 }
 
-async function query<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
-  const client = new pg.Client({ connectionString: cluster.url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
-
-const capturedFor = (path: string) =>
-  until(async () => {
-    const rows = await query<{
-      kind: string;
-      host: string;
-      url: string;
-      path: string;
-      payload: Record<string, unknown>;
-    }>('select kind, host, url, path, payload from public.entries where path = $1', [path]);
-    return rows[0];
-  });
+const query = <T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) =>
+  database.query<T>(sql, values);
+const capturedFor = (path: string) => database.entryWhere('path', path);
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'proxy-test-'));
-  dbPort = await findFreePort();
-  cluster = await startCluster({ dataDir, port: dbPort, logger, ephemeral: true });
-  await applyPlatformBootstrap(cluster.url);
-  await applyMigrations(REPO_ROOT, cluster.url, logger);
+  database = await startCaptureDatabase(logger);
   origin = http.createServer((request, response) => {
     originHits += 1;
     let body = '';
@@ -111,8 +80,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
   originPort = (origin.address() as AddressInfo).port;
   writer = new CaptureWriter({
-    dbUrl: cluster.url,
-    spoolDir: join(dataDir, 'spool'),
+    dbUrl: database.url,
+    spoolDir: join(database.dataDir, 'spool'),
     logger,
     flushIntervalMs: 50,
   });
@@ -123,8 +92,7 @@ afterAll(async () => {
   await proxy?.stop();
   await writer?.stop();
   await new Promise((resolve) => origin?.close(resolve));
-  await cluster?.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await database?.stop();
 });
 
 describe('plain HTTP through the proxy', () => {
@@ -335,14 +303,14 @@ describe('bodies', () => {
 
 describe('a Postgres outage during traffic', () => {
   it('spools captures to disk and stores every one exactly once when Postgres returns', async () => {
-    await cluster.stop();
+    const restart = await database.interrupt();
     const paths = Array.from({ length: 20 }, (_, index) => `/during-outage-${index}`);
     for (const path of paths) {
       expect((await viaProxy('GET', `http://127.0.0.1:${originPort}${path}`)).status).toBe(200);
     }
     await until(async () => (writer.stats().spooled >= 20 ? true : undefined));
     expect(writer.stats().databaseUp).toBe(false);
-    cluster = await startCluster({ dataDir, port: dbPort, logger, ephemeral: true });
+    await restart();
     await until(async () => (writer.stats().spooled === 0 ? true : undefined), 20_000);
     const rows = await query<{ captures: string; distinct_ids: string }>(
       `select count(*) as captures, count(distinct request_id) as distinct_ids

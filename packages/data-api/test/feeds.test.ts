@@ -163,6 +163,7 @@ describe('status', () => {
       'auth',
       'realtime',
       'functions',
+      'proxy',
     ]);
     // 002 §8: a row older than about 30 s means the status service is down.
     expect(Date.now() - Date.parse(rows[0]?.updated_at as string)).toBeLessThan(30_000);

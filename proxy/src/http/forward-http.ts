@@ -73,6 +73,37 @@ export function forwardedHeaders(raw: string[], keep: ReadonlySet<string> = new 
   return out;
 }
 
+/**
+ * The request to the origin: keep-alive agents, headers as forwarded (`keep` names hop-by-hop
+ * headers to pass, e.g. Upgrade), and for HTTPS the name the client asked for as SNI, which the
+ * origin's certificate is checked against.
+ */
+export function requestUpstream(
+  request: ClientRequest,
+  target: URL,
+  info: ConnectionInfo,
+  context: ForwardContext,
+  keep?: ReadonlySet<string>,
+): http.ClientRequest {
+  const secure = target.protocol === 'https:' || target.protocol === 'wss:';
+  const hostname = target.hostname.replace(/^\[|\]$/g, '');
+  const options = {
+    host: hostname,
+    port: Number(target.port || (secure ? 443 : 80)),
+    method: request.method,
+    path: `${target.pathname}${target.search}`,
+    headers: forwardedHeaders(request.rawHeaders, keep),
+    setHost: false,
+  };
+  return secure
+    ? https.request({
+        ...options,
+        agent: context.httpsAgent,
+        servername: info.tls?.sni ?? hostname,
+      })
+    : http.request({ ...options, agent: context.agent });
+}
+
 function roundedSince(start: number): number {
   return Math.round((performance.now() - start) * 100) / 100;
 }
@@ -125,23 +156,7 @@ export function forwardHttp(
     });
   };
 
-  const hostname = target.hostname.replace(/^\[|\]$/g, '');
-  const options = {
-    host: hostname,
-    port: base.port,
-    method: request.method,
-    path: `${target.pathname}${target.search}`,
-    headers: forwardedHeaders(request.rawHeaders),
-    setHost: false,
-  };
-  const upstream = secure
-    ? https.request({
-        ...options,
-        agent: context.httpsAgent,
-        // The name the client asked for; the origin's certificate is checked against it.
-        servername: info.tls?.sni ?? hostname,
-      })
-    : http.request({ ...options, agent: context.agent });
+  const upstream = requestUpstream(request, target, info, context);
   upstream.on('socket', (socket) => {
     if (!socket.connecting) {
       timings.connect = 0; // a kept-alive connection

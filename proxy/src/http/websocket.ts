@@ -4,12 +4,16 @@
 // relayed as the origin sent it. Frames pass through uncaptured (the reference tools store them
 // as child rows; that is a later step).
 import { randomUUID } from 'node:crypto';
-import http, { type IncomingMessage } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { connectionFields } from '../capture/capture.ts';
 import type { ConnectionInfo } from '../connection-info.ts';
-import { type ForwardContext, forwardedHeaders, headerPairs } from './forward-http.ts';
+import {
+  type ForwardContext,
+  forwardedHeaders,
+  headerPairs,
+  requestUpstream,
+} from './forward-http.ts';
 
 const KEEP_FOR_UPGRADE = new Set(['connection', 'upgrade']);
 
@@ -55,21 +59,7 @@ export function forwardUpgrade(
         ...extra,
       },
     });
-  const options = {
-    host: hostname,
-    port,
-    method: request.method,
-    path: `${target.pathname}${target.search}`,
-    headers: forwardedHeaders(request.rawHeaders, KEEP_FOR_UPGRADE),
-    setHost: false,
-  };
-  const upstream = secure
-    ? https.request({
-        ...options,
-        agent: context.httpsAgent,
-        servername: info.tls?.sni ?? hostname,
-      })
-    : http.request({ ...options, agent: context.agent });
+  const upstream = requestUpstream(request, target, info, context, KEEP_FOR_UPGRADE);
 
   upstream.on('upgrade', (response, upstreamSocket: Duplex, upstreamHead: Buffer) => {
     client.write(rawResponseHead(response, response.rawHeaders));

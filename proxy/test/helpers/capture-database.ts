@@ -19,6 +19,8 @@ export interface CaptureDatabase {
   url: string;
   dataDir: string;
   query<T extends pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<T[]>;
+  /** Stops Postgres (an outage); the returned function starts it again on the same data. */
+  interrupt(): Promise<() => Promise<void>>;
   /** The first entry whose `column` equals `value`, waiting for the writer to land it. */
   entryWhere(column: 'path' | 'host' | 'url', value: string): Promise<CapturedEntry>;
   stop(): Promise<void>;
@@ -38,12 +40,8 @@ export interface CapturedEntry {
 
 export async function startCaptureDatabase(logger: Logger): Promise<CaptureDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'proxy-test-'));
-  const cluster = await startCluster({
-    dataDir,
-    port: await findFreePort(),
-    logger,
-    ephemeral: true,
-  });
+  const port = await findFreePort();
+  let cluster = await startCluster({ dataDir, port, logger, ephemeral: true });
   await applyPlatformBootstrap(cluster.url);
   await applyMigrations(REPO_ROOT, cluster.url, logger);
   const query = async <T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) => {
@@ -56,10 +54,18 @@ export async function startCaptureDatabase(logger: Logger): Promise<CaptureDatab
     }
   };
   return {
-    cluster,
+    get cluster() {
+      return cluster;
+    },
     url: cluster.url,
     dataDir,
     query,
+    async interrupt() {
+      await cluster.stop();
+      return async () => {
+        cluster = await startCluster({ dataDir, port, logger, ephemeral: true });
+      };
+    },
     entryWhere: (column, value) =>
       until(async () => {
         const rows = await query<CapturedEntry>(
