@@ -215,12 +215,12 @@ describe('the three verify modes', () => {
     expect(bodyWins.status).toBe(401);
   });
 
-  it('returns the custom-scheme link for target ios, with the same ?code=', async () => {
+  it('answers target ios with the same app link and ?code=, echoing the target (000 §4.1)', async () => {
     const start = await startBearer(makePkcePair(), 'svc_bearer', { target: 'ios' });
     expect(start.status).toBe(200);
     expect(start.body.target).toBe('ios');
     expect(String(start.body.link)).toMatch(
-      /^[a-z][a-z0-9+.-]*:\/\/auth\/federation\?code=[A-Za-z0-9_-]{43}$/,
+      /^https?:\/\/[^/]+\/app\/auth\/federation\?code=[A-Za-z0-9_-]{43}$/,
     );
   });
 });

@@ -84,13 +84,11 @@ Deno.test('account choice follows 000 §4.5 in order', () => {
   assertEquals(chooseAccount({ ...base, email_normalized: null }).kind, 'provision_synthetic');
 });
 
-Deno.test('links carry the code in the query only, per target', () => {
-  const config = { appLinkBase: 'https://app.example', appScheme: 'companion' };
+Deno.test('the link is the app link with the code in the query only (000 §4.1)', () => {
   assertEquals(
-    buildHandoffLink(config, 'universal', 'abc'),
-    'https://app.example/app/auth/federation?code=abc',
+    buildHandoffLink({ appLinkBase: 'https://app.example' }, 'a b'),
+    'https://app.example/app/auth/federation?code=a%20b',
   );
-  assertEquals(buildHandoffLink(config, 'ios', 'abc'), 'companion://auth/federation?code=abc');
 });
 
 Deno.test('test switches are ignored unless SUPABASE_URL is a loopback address', () => {

@@ -11,8 +11,6 @@ const environmentSchema = z.object({
   FEDERATION_SECRET_KEY: z.string().optional(),
   /** Base of the companion app's universal links (000 §4.1 `{app_link_base}`). */
   FEDERATION_APP_LINK_BASE: z.url().default('http://127.0.0.1:54323'),
-  /** The companion app's custom URL scheme (000 §4.2), used for target=ios. */
-  FEDERATION_APP_SCHEME: z.string().regex(/^[a-z][a-z0-9+.-]*$/).default('capturecompanion'),
   /** Header carrying the client address, written by the trusted proxy in front of the broker. */
   FEDERATION_CLIENT_IP_HEADER: z.string().toLowerCase().default('x-forwarded-for'),
   /** How many proxies append to that header; the address is taken this many entries from the right. */
@@ -31,7 +29,6 @@ export interface BrokerConfig {
   serviceRoleKey: string;
   secretKey: string | undefined;
   appLinkBase: string;
-  appScheme: string;
   clientIpHeader: string;
   trustedProxyHops: number;
   jwksCooldownMs: number;
@@ -55,7 +52,6 @@ export function readConfig(environment: Record<string, string | undefined>): Bro
     serviceRoleKey: env.SUPABASE_SERVICE_ROLE_KEY,
     secretKey: env.FEDERATION_SECRET_KEY || undefined,
     appLinkBase: env.FEDERATION_APP_LINK_BASE.replace(/\/+$/, ''),
-    appScheme: env.FEDERATION_APP_SCHEME,
     clientIpHeader: env.FEDERATION_CLIENT_IP_HEADER,
     trustedProxyHops: env.FEDERATION_TRUSTED_PROXY_HOPS,
     jwksCooldownMs: env.FEDERATION_JWKS_COOLDOWN_MS,

@@ -130,7 +130,7 @@ export async function handleStart(
   if (outcome === 'replayed') throw new BrokerError('access_denied', 'hmac jti replayed');
   logEvent('handoff_started', { client_id: client.client_id, verify_mode: client.verify_mode });
   return jsonResponse(200, {
-    link: buildHandoffLink(deps.config, body.target, code),
+    link: buildHandoffLink(deps.config, code),
     expires_in: 60,
     target: body.target,
   });
