@@ -51,7 +51,6 @@ const stack = useThrowawayStack(() => ({
   // land on the stand-in companion page so a browser can follow them.
   FEDERATION_ALLOW_HTTP_PARTNERS: '1',
   FEDERATION_APP_LINK_BASE: partners.url,
-  FEDERATION_APP_SCHEME: APP_SCHEME,
 }));
 
 const brokerUrl = () => `${stack().apiUrl}/functions/v1/federation-broker`;
