@@ -1,5 +1,5 @@
 // Unit tests for the broker's pure parts: the iat window, HMAC verification, client-IP choice,
-// account choice (000 §4.5), the link templates, the test-clock gate, partner-URL guards and the
+// account choice (000 §4.5), the link, the minted session's owner, the test-clock gate, partner-URL guards and the
 // bounded body reader. Frozen clocks only, no network.
 import {
   deepStrictEqual as assertEquals,
@@ -14,6 +14,8 @@ import { clientIpOf, rateLimitKeyOf } from './client-ip.ts';
 import { readConfig } from './config.ts';
 import { buildHandoffLink } from './handoff-link.ts';
 import { exchangeBodySchema, readJsonBody } from './request-body.ts';
+import { mintSession } from './session-minting.ts';
+import type { SupabaseApi } from './supabase-api.ts';
 import { isPublicPartnerHost } from './verify/partner-address.ts';
 import {
   assertPartnerAddresses,
@@ -183,4 +185,23 @@ Deno.test('a body streamed without Content-Length is cut off past 16 KiB, not bu
     body: new Blob(['{"code":"c","code_verifier":"v"}']).stream(),
   });
   assertEquals(await readJsonBody(small, exchangeBodySchema), { code: 'c', code_verifier: 'v' });
+});
+
+Deno.test('a minted session for any user but the chosen account is never handed out', async () => {
+  const answers: Record<string, unknown> = {
+    '/admin/generate_link': { hashed_token: 'h' },
+    '/verify': {
+      access_token: 'a',
+      refresh_token: 'r',
+      expires_in: 3600,
+      user: { id: 'other', email: 'x@example.com' },
+    },
+  };
+  const api = { auth: (path: string) => Promise.resolve(answers[path]) } as unknown as SupabaseApi;
+  await rejects(
+    () => mintSession(api, { userId: 'chosen', email: 'x@example.com' }),
+    (error) => error instanceof BrokerError && error.code === 'server_error',
+  );
+  const minted = await mintSession(api, { userId: 'other', email: 'x@example.com' });
+  assertEquals(minted.access_token, 'a');
 });

@@ -64,7 +64,7 @@ export async function handleExchange(
   };
   const choice = chooseAccount(outcome);
   const account = await settleAccount(deps.api, subject, choice);
-  const session = await mintSession(deps.api, account.email);
+  const session = await mintSession(deps.api, account);
   logEvent('handoff_exchanged', { client_id: outcome.client_id, account: choice.kind });
   return jsonResponse(200, {
     access_token: session.access_token,
