@@ -77,7 +77,14 @@ async function provision(
       syntheticEmail(subject.clientId, crypto.randomUUID().replaceAll('-', '')),
     ));
   if (!userId) throw new Error('synthetic address collided');
-  const bound = await bind(api, subject, userId, true);
+  let bound: BoundIdentity;
+  try {
+    bound = await bind(api, subject, userId, true);
+  } catch (error) {
+    // An account nobody can reach must not stay behind; the next hand-off provisions afresh.
+    await api.auth(`/admin/users/${userId}`, 'DELETE', {}, true).catch(() => undefined);
+    throw error;
+  }
   if (bound.user_id !== userId) {
     // A concurrent first hand-off of the same partner user won; drop the spare account.
     await api.auth(`/admin/users/${userId}`, 'DELETE', {}, true);

@@ -9,6 +9,7 @@ import {
 } from 'node:assert/strict';
 import { encodeBase64Url } from '../_shared/federation/base64url.ts';
 import { chooseAccount } from './account-choice.ts';
+import { settleAccount } from './account-provisioning.ts';
 import { BrokerError } from './broker-error.ts';
 import { clientIpOf, rateLimitKeyOf } from './client-ip.ts';
 import { readConfig } from './config.ts';
@@ -204,4 +205,18 @@ Deno.test('a minted session for any user but the chosen account is never handed 
   );
   const minted = await mintSession(api, { userId: 'other', email: 'x@example.com' });
   assertEquals(minted.access_token, 'a');
+});
+
+Deno.test('an account whose identity cannot be bound is deleted again, not left orphaned', async () => {
+  const calls: string[] = [];
+  const api = {
+    auth: (path: string, method: string) => {
+      calls.push(`${method} ${path}`);
+      return Promise.resolve(method === 'POST' ? { id: 'new-user' } : {});
+    },
+    rpc: () => Promise.reject(new Error('bind failed')),
+  } as unknown as SupabaseApi;
+  const subject = { clientId: 'svc_x', partnerSub: 'sub-1', cappedRole: 'member' };
+  await rejects(() => settleAccount(api, subject, { kind: 'provision', email: 'a@example.com' }));
+  assertEquals(calls, ['POST /admin/users', 'DELETE /admin/users/new-user']);
 });
