@@ -67,6 +67,8 @@ export interface ProxyOptions {
   upstreamCa?: string[];
   /** Destinations the proxy may reach (CIDRs and host patterns); unset means any. */
   destinations?: string[];
+  /** A connection or tunnel whose client sends nothing is closed after this (default 30 s). */
+  firstByteTimeoutMs?: number;
   devices?: DeviceOptions;
   logger: Logger;
 }
@@ -122,6 +124,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const allowlist = buildAllowlist(options.allowlist);
   const destinations = new DestinationPolicy(options.destinations);
   const refuseDestination = (host: string) => `destination ${host} is not allowed by this proxy`;
+  const firstByteTimeoutMs = options.firstByteTimeoutMs ?? 30_000;
   const interceptOn = options.ca !== undefined && options.intercept !== false;
   const leaves = interceptOn
     ? await LeafCertificateCache.create(options.ca as CertificateAuthority)
@@ -186,8 +189,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       attribution,
     };
     describeConnection(socket, info);
+    // A client that connects and says nothing is not kept: the HTTP server's own timeouts only
+    // start once it has the connection.
+    socket.setTimeout(firstByteTimeoutMs, () => socket.destroy());
     // A TLS record first means TLS to the proxy itself (an HTTPS proxy); anything else is HTTP.
     socket.once('data', (first: Buffer) => {
+      socket.setTimeout(0);
       socket.pause();
       socket.unshift(first);
       if (first[0] === TLS_HANDSHAKE_RECORD && leaves) {
@@ -249,6 +256,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     passthrough,
     leaves,
     http2: options.http2 !== false,
+    firstByteTimeoutMs,
     serveHttp1: (socket) => http1.emit('connection', socket),
     serveHttp2: (socket, info) => {
       pendingSessionInfo = info;

@@ -85,7 +85,13 @@ beforeAll(async () => {
     logger,
     flushIntervalMs: 50,
   });
-  proxy = await startProxy({ port: 0, writer, allowlist: ['127.0.0.0/8', '::1/128'], logger });
+  proxy = await startProxy({
+    port: 0,
+    writer,
+    allowlist: ['127.0.0.0/8', '::1/128'],
+    firstByteTimeoutMs: 300,
+    logger,
+  });
 });
 
 afterAll(async () => {
@@ -203,6 +209,28 @@ describe('what the proxy answers itself', () => {
     expect((await viaProxy('GET', `http://127.0.0.1:${originPort}/after-garbage`)).status).toBe(
       200,
     );
+  });
+});
+
+describe('silent clients', () => {
+  const closedWithin = (socket: net.Socket, ms: number) =>
+    new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+      socket.on('error', () => undefined);
+      socket.resume(); // read (and drop) what arrives, so the end of the stream is seen
+    });
+
+  it('closes a connection that sends nothing, and a tunnel nobody speaks into', async () => {
+    const idle = net.connect(proxy.port, '127.0.0.1');
+    expect(await closedWithin(idle, 5_000)).toBe(true);
+    const tunnel = net.connect(proxy.port, '127.0.0.1', () => {
+      tunnel.write(`CONNECT 127.0.0.1:${originPort} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+    });
+    expect(await closedWithin(tunnel, 5_000)).toBe(true);
   });
 });
 

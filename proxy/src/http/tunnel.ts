@@ -31,6 +31,8 @@ export interface TunnelContext {
   leaves: LeafCertificateCache | null;
   /** Offer h2 by ALPN to intercepted clients. */
   http2: boolean;
+  /** A tunnel whose client sends nothing is closed after this long. */
+  firstByteTimeoutMs: number;
   serveHttp1(socket: Duplex): void;
   serveHttp2(socket: tls.TLSSocket, info: ConnectionInfo): void;
   logger: Logger;
@@ -68,8 +70,17 @@ export function openTunnel(
     if (decision) passThrough(client, host, port, outer, decision, context);
     else void intercept(client, host, port, outer, context);
   };
-  if (head.length > 0) sniff(head);
-  else client.once('data', sniff);
+  if (head.length > 0) {
+    sniff(head);
+    return;
+  }
+  // A tunnel nobody speaks into is closed; once it carries traffic, idle is the client's call.
+  const silent = setTimeout(() => client.destroy(), context.firstByteTimeoutMs);
+  client.once('data', (first: Buffer) => {
+    clearTimeout(silent);
+    sniff(first);
+  });
+  client.once('close', () => clearTimeout(silent));
 }
 
 function tunnelCapture(
