@@ -19,16 +19,16 @@ import {
   connectionInfo,
   describeConnection,
   describeSession,
-  hostForUrl,
   sessionInfo,
 } from './connection-info.ts';
 import { DestinationPolicy } from './destination-policy.ts';
 import { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
-import { pacSubdomain } from './devices/pac.ts';
 import { type ForwardContext, forwardHttp } from './http/forward-http.ts';
+import { absoluteTarget, acceptableHost, tunnelTarget } from './http/request-target.ts';
 import { openTunnel, type TunnelContext } from './http/tunnel.ts';
 import { forwardUpgrade } from './http/websocket.ts';
 import { type ManagementContext, serveManagement } from './management/management.ts';
+import { isOwnAddress } from './own-addresses.ts';
 import type { CertificateAuthority } from './tls/certificate-authority.ts';
 import { LeafCertificateCache } from './tls/leaf-certificates.ts';
 import { PassthroughPolicy } from './tls/passthrough-policy.ts';
@@ -104,8 +104,6 @@ function sendJson(response: ServerResponse, status: number, body: object): void 
 }
 
 const TLS_HANDSHAKE_RECORD = 0x16;
-
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
 
 function listen(server: net.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -242,14 +240,13 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     listeningPorts: () => [...listeners.keys()],
   };
 
-  /** A host (and port) that names this proxy: its domain, or one of its listeners locally. */
-  const isOwnAddress = (hostname: string, port: number): boolean => {
-    const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-    if (proxyDomain && (host === proxyDomain || pacSubdomain(host, proxyDomain) !== null)) {
-      return true;
-    }
-    return (LOOPBACK_NAMES.has(host) || host === bindHost) && listeners.has(port);
-  };
+  const ownAddress = { proxyDomain, bindHost, listening: (port: number) => listeners.has(port) };
+  const isOwn = (url: URL) =>
+    isOwnAddress(
+      url.hostname,
+      Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+      ownAddress,
+    );
 
   const tunnelContext: TunnelContext = {
     deliver: forwarding.deliver,
@@ -269,55 +266,65 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     logger,
   };
 
+  /** The management URLs, with any failure (a client gone mid-body, a port that cannot open,
+   * the database away) answered 503 or the connection cut, never a crash. */
+  const answerLocally = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    host: string | undefined,
+  ) => {
+    serveManagement(request, response, path, host, management).catch((error: unknown) => {
+      logger.warn({ err: error, path }, 'management request failed');
+      if (response.headersSent) response.destroy();
+      else sendJson(response, 503, { error: 'unavailable', message: 'try again shortly' });
+    });
+  };
+
   const handle = (request: IncomingMessage, response: ServerResponse) => {
     const info = connectionInfo(request.socket) as ConnectionInfo;
-    const target = info.target;
-    if (target) {
-      // Inside a tunnel: origin-form, addressed to the tunnel's target (allowlist checked at
-      // CONNECT) unless the target is this proxy itself.
-      if (isOwnAddress(target.host, target.port)) {
-        const path = new URL(request.url ?? '/', 'http://proxy').pathname;
-        void serveManagement(request, response, path, request.headers.host, management);
+    const raw = request.url ?? '/';
+    const inTunnel = info.target;
+    // Inside a tunnel the CONNECT fixed the destination (allowlist checked then); on a listener,
+    // origin-form is addressed to the proxy itself and absolute-form is proxy traffic (002 §4.3).
+    const url = inTunnel
+      ? tunnelTarget(inTunnel, raw)
+      : raw.startsWith('/')
+        ? tunnelTarget({ host: 'proxy', port: 80, scheme: 'http' }, raw.replace(/^\/+/, '/'))
+        : absoluteTarget(raw);
+    if (!url) {
+      request.resume();
+      sendJson(response, 400, { error: 'bad_request', message: 'request target is not usable' });
+      return;
+    }
+    if ((!inTunnel && raw.startsWith('/')) || isOwn(url)) {
+      answerLocally(
+        request,
+        response,
+        url.pathname,
+        inTunnel || raw.startsWith('/') ? request.headers.host : url.host,
+      );
+      return;
+    }
+    if (!inTunnel) {
+      if (!allowed(allowlist, info.client.ip)) {
+        request.resume();
+        sendJson(response, 403, { error: 'forbidden', message: 'source address not allowed' });
         return;
       }
-      const url = `${target.scheme}://${hostForUrl(target.host)}:${target.port}${request.url ?? '/'}`;
-      forwardHttp(request, response, new URL(url), info, forwarding);
-      return;
-    }
-    const raw = request.url ?? '/';
-    if (raw.startsWith('/')) {
-      // Origin-form on a listener: addressed to the proxy itself (002 §4.3).
-      const path = new URL(raw, 'http://proxy').pathname;
-      void serveManagement(request, response, path, request.headers.host, management);
-      return;
-    }
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      sendJson(response, 400, { error: 'bad_request', message: 'request target is not a URL' });
-      return;
-    }
-    if (isOwnAddress(url.hostname, Number(url.port || 80))) {
-      void serveManagement(request, response, url.pathname, url.host, management);
-      return;
-    }
-    if (!allowed(allowlist, info.client.ip)) {
-      request.resume();
-      sendJson(response, 403, { error: 'forbidden', message: 'source address not allowed' });
-      return;
-    }
-    if (!destinations.allows(url.hostname)) {
-      request.resume();
-      sendJson(response, 403, { error: 'forbidden', message: refuseDestination(url.hostname) });
-      return;
-    }
-    if (url.protocol !== 'http:') {
-      sendJson(response, 400, {
-        error: 'bad_request',
-        message: 'only http:// is forwarded; use CONNECT for https',
-      });
-      return;
+      if (!destinations.allows(url.hostname)) {
+        request.resume();
+        sendJson(response, 403, { error: 'forbidden', message: refuseDestination(url.hostname) });
+        return;
+      }
+      if (url.protocol !== 'http:') {
+        request.resume();
+        sendJson(response, 400, {
+          error: 'bad_request',
+          message: 'only http:// is forwarded; use CONNECT for https',
+        });
+        return;
+      }
     }
     forwardHttp(request, response, url, info, forwarding);
   };
@@ -325,16 +332,23 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   // With a listener here Node does not answer 100 itself: forwardHttp relays the origin's.
   http1.on('checkContinue', handle);
 
+  const refuse = (socket: Duplex, status: '400 Bad Request' | '403 Forbidden') =>
+    socket.end(`HTTP/1.1 ${status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
+
   http1.on('connect', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const info = connectionInfo(request.socket) as ConnectionInfo;
     if (!allowed(allowlist, info.client.ip)) {
-      socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      refuse(socket, '403 Forbidden');
       return;
     }
     const authority = /^\[?([^\]]+?)\]?:\d+$/.exec(request.url ?? '')?.[1] ?? '';
+    if (!acceptableHost(authority)) {
+      refuse(socket, '400 Bad Request');
+      return;
+    }
     if (!destinations.allows(authority)) {
       logger.info({ host: authority }, refuseDestination(authority));
-      socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      refuse(socket, '403 Forbidden');
       return;
     }
     openTunnel(request, socket, head, info, tunnelContext);
@@ -342,22 +356,18 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   http1.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const info = connectionInfo(request.socket) as ConnectionInfo;
-    let url: URL;
-    try {
-      url = info.target
-        ? new URL(
-            `${info.target.scheme}://${hostForUrl(info.target.host)}:${info.target.port}${request.url ?? '/'}`,
-          )
-        : new URL(request.url ?? '');
-    } catch {
-      socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+    const raw = request.url ?? '/';
+    const url = info.target ? tunnelTarget(info.target, raw) : absoluteTarget(raw);
+    // The proxy's own URLs do not upgrade; they are never forwarded either.
+    if (!url || isOwn(url) || (!info.target && raw.startsWith('/'))) {
+      refuse(socket, '400 Bad Request');
       return;
     }
     if (
       !destinations.allows(url.hostname) ||
       (!info.target && !allowed(allowlist, info.client.ip))
     ) {
-      socket.end('HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      refuse(socket, '403 Forbidden');
       return;
     }
     forwardUpgrade(request, socket, head, url, info, forwarding);
@@ -366,9 +376,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   // Malformed requests: 400 to that client only (Node's parser error), never a crash.
   http1.on('clientError', (error, socket) => {
     logger.debug({ err: error }, 'malformed request');
-    if (socket.writable) {
-      socket.end('HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-    } else socket.destroy();
+    if (socket.writable) refuse(socket, '400 Bad Request');
+    else socket.destroy();
   });
 
   h2.on('session', (session) => {
@@ -377,9 +386,16 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   });
   h2.on('request', (request: Http2ServerRequest, response: Http2ServerResponse) => {
     const info = sessionInfo(request.stream.session as http2.Http2Session) as ConnectionInfo;
-    const target = info.target as NonNullable<ConnectionInfo['target']>;
-    const url = `https://${hostForUrl(target.host)}:${target.port}${request.url}`;
-    forwardHttp(request, response, new URL(url), info, forwarding);
+    const url = tunnelTarget(info.target as NonNullable<ConnectionInfo['target']>, request.url);
+    if (!url || isOwn(url)) {
+      // Management URLs are answered over HTTP/1.1 only, and never forwarded.
+      response.writeHead(400, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({ error: 'bad_request', message: 'request target is not usable' }),
+      );
+      return;
+    }
+    forwardHttp(request, response, url, info, forwarding);
   });
 
   let mainPort = 0;

@@ -33,12 +33,23 @@ describe('BodyTap', () => {
     });
   });
 
-  it('refuses to decode past eight times the cap (a decompression bomb)', () => {
+  it('refuses to decode past the cap (a decompression bomb), keeping the wire bytes', () => {
     const tap = new BodyTap(2048);
-    const bomb = zlib.gzipSync(Buffer.alloc(1024 * 1024));
+    const bomb = zlib.gzipSync(Buffer.alloc(1024 * 1024, 0x61));
     tap.push(bomb);
-    expect(bomb.length).toBeLessThan(2048); // 1 MB of zeros: about 1 kB on the wire
-    expect(tap.result('text/plain', 'gzip')).toMatchObject({ decoded: false, truncated: false });
+    expect(bomb.length).toBeLessThan(2048); // 1 MB of "a": a few kB at most on the wire
+    const stored = tap.result('text/plain', 'gzip');
+    expect(stored).toMatchObject({ decoded: false, truncated: false, encoding: 'base64' });
+    expect(Buffer.from(stored?.base64 as string, 'base64')).toEqual(bomb);
+  });
+
+  it('keeps text containing U+0000 as base64 (jsonb cannot hold it)', () => {
+    const tap = new BodyTap(1024);
+    tap.push(Buffer.from('a\u0000b'));
+    expect(tap.result('text/plain', undefined)).toMatchObject({
+      encoding: 'base64',
+      base64: Buffer.from('a\u0000b').toString('base64'),
+    });
   });
 
   it('keeps a body whose encoding is broken or unknown as wire bytes', () => {

@@ -40,7 +40,7 @@ let originCaFile: string;
 
 async function health(): Promise<{
   certificates: { issued: number };
-  passthroughLearned: string[];
+  passthroughLearned: number;
 }> {
   const result = await curl([`${proxyUrl}/health`]);
   return JSON.parse(result.stdout);
@@ -248,7 +248,7 @@ describe('passthrough', () => {
     });
     expect(failure?.payload.tls).toMatchObject({ intercepted: false });
     expect(String(failure?.payload.error)).toMatch(/handshake with the client failed/);
-    expect((await health()).passthroughLearned).toContain(`127.0.0.1 ${LEARNED}`);
+    expect((await health()).passthroughLearned).toBeGreaterThan(0);
 
     const passed = await curl(['-x', proxyUrl, '--cacert', originCaFile, url]);
     expect(passed.stderr).toBe('');

@@ -32,8 +32,6 @@ const DECODERS: Record<string, Decoder> = {
   br: zlib.brotliDecompressSync as Decoder,
   zstd: zlib.zstdDecompressSync as Decoder,
 };
-/** Decoding stops past this multiple of the cap: a small compressed body can expand enormously. */
-const MAX_EXPANSION = 8;
 
 const TEXTUAL =
   /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded|graphql)|[^;]*\+(json|xml))/i;
@@ -72,14 +70,18 @@ export class BodyTap {
       decoded = false;
       if (decoder && !truncated) {
         try {
-          bytes = decoder(wire, { maxOutputLength: this.cap * MAX_EXPANSION });
+          // The decoded body counts against the cap too: a small compressed body can expand
+          // enormously, and many such bodies would not fit one batch. Past the cap the wire
+          // bytes are kept instead.
+          bytes = decoder(wire, { maxOutputLength: Math.max(this.cap, 1) });
           decoded = true;
         } catch {
           bytes = wire;
         }
       }
     }
-    const textual = decoded !== false && TEXTUAL.test(contentType ?? '');
+    // jsonb cannot hold U+0000, so text containing it is kept as base64.
+    const textual = decoded !== false && TEXTUAL.test(contentType ?? '') && !bytes.includes(0);
     return {
       ...(textual ? { text: bytes.toString('utf8') } : { base64: bytes.toString('base64') }),
       encoding: textual ? 'utf8' : 'base64',

@@ -2,6 +2,10 @@
 // unreachable, batches go to an append-only spool file on disk and are replayed when it
 // returns; `on conflict do nothing` on (request_id, ts) makes a replay of a batch that did land
 // harmless, so every capture is stored exactly once.
+//
+// A batch Postgres refuses for its content (not for being away) is written again row by row, and
+// a row refused on its own goes to a dead-letter file with the reason: one bad capture never
+// holds back the others, and nothing is dropped silently.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -12,25 +16,32 @@ export interface CaptureWriterOptions {
   dbUrl: string;
   spoolDir: string;
   logger: Logger;
-  /** Rows per INSERT. */
+  /** Rows per INSERT at most. */
   batchSize?: number;
+  /** Serialized bytes per INSERT at most (jsonb caps one value at 256 MB). */
+  batchBytes?: number;
   /** A non-full batch waits at most this long. */
   flushIntervalMs?: number;
   /** Captures held in memory; beyond this they go straight to the spool. */
   maxQueued?: number;
+  /** Serialized bytes held in memory; beyond this captures go straight to the spool. */
+  maxQueuedBytes?: number;
 }
 
 export interface CaptureWriterStats {
   queued: number;
   spooled: number;
   written: number;
+  /** Captures Postgres refused on their own, kept in dead-letter.jsonl. */
+  rejected: number;
   databaseUp: boolean;
 }
 
 // One statement per batch: the entries (a device deleted since the capture leaves the row
 // unattributed instead of failing the batch on the foreign key), then each device's
 // last_seen_at (never moved back by a late replay) and device_status (address and source of its
-// newest capture), which is what makes a device "online" (001 §2.2).
+// newest capture), which is what makes a device "online" (001 §2.2). The address is cast only
+// when it looks like one, so an odd value never fails the batch.
 const INSERT = `
   with batch as (
     select c.ts, c.kind, c.request_id, c.device_uuid, c.payload
@@ -44,7 +55,9 @@ const INSERT = `
     returning 1
   ), latest as (
     select distinct on (b.device_uuid) b.device_uuid, b.ts,
-      (b.payload -> 'client' ->> 'ip')::inet as ip, b.payload ->> 'source' as source
+      case when b.payload -> 'client' ->> 'ip' ~ '^[0-9A-Fa-f:.]{2,45}$'
+        then (b.payload -> 'client' ->> 'ip')::inet end as ip,
+      b.payload ->> 'source' as source
     from batch b join public.devices d on d.uuid = b.device_uuid
     order by b.device_uuid, b.ts desc
   ), seen as (
@@ -60,22 +73,46 @@ const INSERT = `
   )
   select (select count(*) from inserted)::int as written`;
 
+/**
+ * Errors that mean Postgres is away (connection exceptions, shutdown, a socket error) rather
+ * than that it refused this data: SQLSTATE classes 08 and 57P, or no SQLSTATE at all.
+ */
+function databaseAway(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return code.startsWith('08') || code.startsWith('57P') || code === '53300';
+}
+
+/** A capture serialized once, when it is queued: the batch and the spool reuse the text. */
+type Serialized = string;
+
 export class CaptureWriter {
   private readonly options: Required<Omit<CaptureWriterOptions, 'logger'>> & { logger: Logger };
   private readonly pool: pg.Pool;
   private readonly spoolFile: string;
-  private queue: Capture[] = [];
+  private readonly deadLetterFile: string;
+  private queue: Serialized[] = [];
+  private queuedBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private spooledCount = 0;
   private writtenCount = 0;
+  private rejectedCount = 0;
   private databaseUp = true;
   private stopped = false;
 
   constructor(options: CaptureWriterOptions) {
-    this.options = { batchSize: 500, flushIntervalMs: 100, maxQueued: 50_000, ...options };
+    this.options = {
+      batchSize: 500,
+      batchBytes: 16 * 1024 * 1024,
+      flushIntervalMs: 100,
+      maxQueued: 50_000,
+      maxQueuedBytes: 256 * 1024 * 1024,
+      ...options,
+    };
     mkdirSync(options.spoolDir, { recursive: true });
     this.spoolFile = join(options.spoolDir, 'captures.jsonl');
+    this.deadLetterFile = join(options.spoolDir, 'dead-letter.jsonl');
     this.spooledCount = this.countSpooled();
     this.pool = new pg.Pool({
       connectionString: options.dbUrl,
@@ -88,11 +125,16 @@ export class CaptureWriter {
   }
 
   enqueue(capture: Capture): void {
-    if (this.queue.length >= this.options.maxQueued) {
-      this.spool([capture]);
+    const serialized = JSON.stringify(capture);
+    if (
+      this.queue.length >= this.options.maxQueued ||
+      this.queuedBytes + serialized.length > this.options.maxQueuedBytes
+    ) {
+      this.spool([serialized]);
       return;
     }
-    this.queue.push(capture);
+    this.queue.push(serialized);
+    this.queuedBytes += serialized.length;
     if (this.queue.length >= this.options.batchSize) {
       setTimeout(() => void this.flush(), 0).unref();
     }
@@ -103,13 +145,16 @@ export class CaptureWriter {
       queued: this.queue.length,
       spooled: this.spooledCount,
       written: this.writtenCount,
+      rejected: this.rejectedCount,
       databaseUp: this.databaseUp,
     };
   }
 
-  /** Writes everything queued (or spools it); resolves when done. */
+  /** Writes everything queued (or spools it); resolves when done, and never rejects. */
   async flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.flushOnce());
+    this.flushing = this.flushing
+      .then(() => this.flushOnce())
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'capture flush failed'));
     await this.flushing;
   }
 
@@ -128,29 +173,71 @@ export class CaptureWriter {
     this.timer.unref();
   }
 
+  /** Rows cut into batches of at most batchSize rows and batchBytes bytes (at least one row). */
+  private batches(rows: Serialized[]): Serialized[][] {
+    const batches: Serialized[][] = [];
+    let current: Serialized[] = [];
+    let bytes = 0;
+    for (const row of rows) {
+      const full =
+        current.length >= this.options.batchSize || bytes + row.length > this.options.batchBytes;
+      if (current.length > 0 && full) {
+        batches.push(current);
+        current = [];
+        bytes = 0;
+      }
+      current.push(row);
+      bytes += row.length;
+    }
+    if (current.length > 0) batches.push(current);
+    return batches;
+  }
+
   private async flushOnce(): Promise<void> {
     await this.replaySpool();
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.batchSize);
-      if (!this.databaseUp) {
-        this.spool(batch);
-        continue;
-      }
-      try {
-        await this.insert(batch);
-      } catch (error) {
-        this.markDown(error);
-        this.spool(batch);
+      const rows = this.queue;
+      this.queue = [];
+      this.queuedBytes = 0;
+      for (const batch of this.batches(rows)) {
+        if (!this.databaseUp) {
+          this.spool(batch);
+          continue;
+        }
+        try {
+          await this.write(batch);
+        } catch (error) {
+          this.markDown(error);
+          this.spool(batch);
+        }
       }
     }
   }
 
-  private async insert(batch: Capture[]): Promise<void> {
+  /**
+   * Writes a batch; when Postgres refuses its content, row by row, each refused row going to the
+   * dead-letter file. Throws only when Postgres is away (the caller spools the batch).
+   */
+  private async write(batch: Serialized[]): Promise<void> {
+    try {
+      await this.insert(batch);
+      return;
+    } catch (error) {
+      if (databaseAway(error)) throw error;
+      if (batch.length === 1) {
+        this.deadLetter(batch[0] as string, error);
+        return;
+      }
+    }
+    for (const row of batch) await this.write([row]);
+  }
+
+  private async insert(batch: Serialized[]): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('begin');
       await client.query('set local role service_role');
-      const result = await client.query(INSERT, [JSON.stringify(batch)]);
+      const result = await client.query(INSERT, [`[${batch.join(',')}]`]);
       await client.query('commit');
       this.writtenCount += (result.rows[0] as { written: number }).written;
     } catch (error) {
@@ -161,6 +248,13 @@ export class CaptureWriter {
     }
   }
 
+  private deadLetter(row: string, error: unknown): void {
+    this.rejectedCount += 1;
+    const reason = (error as Error).message ?? String(error);
+    this.options.logger.error({ reason }, 'capture refused by Postgres; kept in dead-letter.jsonl');
+    appendFileSync(this.deadLetterFile, `${JSON.stringify({ reason, capture: row })}\n`);
+  }
+
   private markDown(error: unknown): void {
     if (this.databaseUp) {
       this.options.logger.warn({ err: error }, 'database unreachable; spooling captures to disk');
@@ -168,10 +262,9 @@ export class CaptureWriter {
     this.databaseUp = false;
   }
 
-  private spool(captures: Capture[]): void {
-    const lines = captures.map((capture) => JSON.stringify(capture)).join('\n');
-    appendFileSync(this.spoolFile, `${lines}\n`);
-    this.spooledCount += captures.length;
+  private spool(rows: Serialized[]): void {
+    appendFileSync(this.spoolFile, `${rows.join('\n')}\n`);
+    this.spooledCount += rows.length;
   }
 
   private countSpooled(): number {
@@ -184,7 +277,8 @@ export class CaptureWriter {
 
   /**
    * Replays the spool once the database answers: the file is renamed first (new spooling goes
-   * to a fresh file), written in batches, and removed only when every batch landed.
+   * to a fresh file), written in batches, and removed only when every batch landed. A line that
+   * is not JSON (a write cut short by a crash) goes to the dead-letter file.
    */
   private async replaySpool(): Promise<void> {
     const replaying = `${this.spoolFile}.replaying`;
@@ -195,14 +289,18 @@ export class CaptureWriter {
     }
     if (!(await this.probe())) return;
     if (!existsSync(replaying)) renameSync(this.spoolFile, replaying);
-    const captures = readFileSync(replaying, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Capture);
-    try {
-      for (let start = 0; start < captures.length; start += this.options.batchSize) {
-        await this.insert(captures.slice(start, start + this.options.batchSize));
+    const rows: Serialized[] = [];
+    for (const line of readFileSync(replaying, 'utf8').split('\n')) {
+      if (line === '') continue;
+      try {
+        JSON.parse(line);
+        rows.push(line);
+      } catch (error) {
+        this.deadLetter(line, error);
       }
+    }
+    try {
+      for (const batch of this.batches(rows)) await this.write(batch);
     } catch (error) {
       // Still down: keep the file for the next attempt (replays are idempotent).
       this.markDown(error);
@@ -211,7 +309,7 @@ export class CaptureWriter {
     rmSync(replaying);
     this.spooledCount = this.countSpooled();
     this.databaseUp = true;
-    this.options.logger.info({ replayed: captures.length }, 'spooled captures written');
+    this.options.logger.info({ replayed: rows.length }, 'spooled captures written');
   }
 
   private async probe(): Promise<boolean> {

@@ -18,7 +18,14 @@ const AllocateBody = z.object({
   deviceName: z
     .string()
     .transform((value) => value.trim())
-    .pipe(z.string().min(1, 'deviceName must not be empty').max(200, 'deviceName is too long')),
+    .pipe(
+      z
+        .string()
+        .min(1, 'deviceName must not be empty')
+        .max(200, 'deviceName is too long')
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+        .regex(/^[^\u0000-\u001f\u007f]*$/, 'deviceName must not contain control characters'),
+    ),
   country: z
     .string()
     .regex(/^[A-Za-z]{2}$/, 'country must be an ISO 3166-1 alpha-2 code')
@@ -51,21 +58,25 @@ function basicCredentials(header: string | undefined): { bundleId: string; secre
   return { bundleId, secret };
 }
 
-function readBody(request: IncomingMessage): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
+type BodyRead = { body: Buffer } | { failure: 'too_large' | 'aborted' };
+
+/** The body, unless it is over the limit or the client went away before sending all of it. */
+function readBody(request: IncomingMessage): Promise<BodyRead> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
-        resolve(null);
+        resolve({ failure: 'too_large' });
         request.resume();
         return;
       }
       chunks.push(chunk);
     });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
+    request.on('end', () => resolve({ body: Buffer.concat(chunks) }));
+    request.on('error', () => resolve({ failure: 'aborted' }));
+    request.on('close', () => resolve({ failure: 'aborted' })); // no-op once settled
   });
 }
 
@@ -91,11 +102,13 @@ export async function handleAllocate(
     unauthorized();
     return;
   }
-  const raw = await readBody(request);
-  if (raw === null) {
-    reply(response, 413, { error: 'payload_too_large', message: 'the body is over 16 KiB' });
+  const read = await readBody(request);
+  if ('failure' in read) {
+    if (read.failure === 'aborted') response.destroy();
+    else reply(response, 413, { error: 'payload_too_large', message: 'the body is over 16 KiB' });
     return;
   }
+  const raw = read.body;
   let parsed: z.infer<typeof AllocateBody>;
   try {
     const result = AllocateBody.safeParse(JSON.parse(raw.toString('utf8')));

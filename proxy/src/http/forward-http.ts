@@ -45,6 +45,13 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
+ * Fields a Connection header may not remove: they frame the message (RFC 9112 §6) or name its
+ * target. Letting `Connection: Content-Length` strip the length would send a body unframed on a
+ * shared upstream connection, where the origin reads it as the next request (smuggling).
+ */
+const FRAMING = new Set(['content-length', 'host']);
+
+/**
  * The headers to send on: hop-by-hop ones and those the Connection header lists removed, and
  * HTTP/2 pseudo-headers turned into what HTTP/1.1 says (`:authority` becomes Host).
  */
@@ -56,7 +63,8 @@ export function forwardedHeaders(raw: string[], keep: ReadonlySet<string> = new 
         name.toLowerCase() === 'connection'
           ? (raw[index * 2 + 1] ?? '').split(',').map((token) => token.trim().toLowerCase())
           : [],
-      ),
+      )
+      .filter((name) => !FRAMING.has(name)),
   );
   const out: string[] = [];
   let hasHost = false;
@@ -87,12 +95,18 @@ export function requestUpstream(
 ): http.ClientRequest {
   const secure = target.protocol === 'https:' || target.protocol === 'wss:';
   const hostname = target.hostname.replace(/^\[|\]$/g, '');
+  const headers = forwardedHeaders(request.rawHeaders, keep);
+  // A body without a length (chunked from an HTTP/1.1 client, DATA frames from an HTTP/2 one)
+  // goes on chunked: Node sends GET/DELETE/OPTIONS bodies unframed unless told to.
+  if (request.headers['content-length'] === undefined && hasBody(request)) {
+    headers.push('transfer-encoding', 'chunked');
+  }
   const options = {
     host: hostname,
     port: Number(target.port || (secure ? 443 : 80)),
     method: request.method,
     path: `${target.pathname}${target.search}`,
-    headers: forwardedHeaders(request.rawHeaders, keep),
+    headers,
     setHost: false,
   };
   return secure
@@ -102,6 +116,60 @@ export function requestUpstream(
         servername: info.tls?.sni ?? hostname,
       })
     : http.request({ ...options, agent: context.agent });
+}
+
+function hasBody(request: ClientRequest): boolean {
+  if (request.httpVersionMajor === 2)
+    return !(request as Http2ServerRequest).stream.endAfterHeaders;
+  return request.headers['transfer-encoding'] !== undefined;
+}
+
+/** Header names HTTP/2 allows once (Node refuses a response repeating them). */
+const SINGLE_VALUE = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'content-language',
+  'content-location',
+  'content-md5',
+  'content-range',
+  'location',
+  'etag',
+  'last-modified',
+  'expires',
+  'age',
+  'date',
+  'server',
+  'retry-after',
+  'authorization',
+  'max-forwards',
+  'from',
+  'referer',
+  'user-agent',
+  'if-modified-since',
+  'if-unmodified-since',
+  'if-range',
+  'access-control-allow-credentials',
+  'access-control-max-age',
+  'access-control-request-method',
+]);
+
+/**
+ * An HTTP/1.1 origin's headers as an HTTP/2 response may carry them: names lower-cased, a
+ * repeated single-value field kept once (the first, as browsers do), other repeats joined
+ * (RFC 9110 §5.3), Set-Cookie kept as a list.
+ */
+function http2ResponseHeaders(raw: string[]): http.OutgoingHttpHeaders {
+  const headers: http.OutgoingHttpHeaders = {};
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = (raw[index] as string).toLowerCase();
+    const value = raw[index + 1] as string;
+    const previous = headers[name];
+    if (previous === undefined) headers[name] = name === 'set-cookie' ? [value] : value;
+    else if (name === 'set-cookie') (previous as string[]).push(value);
+    else if (!SINGLE_VALUE.has(name)) headers[name] = `${previous}, ${value}`;
+  }
+  return headers;
 }
 
 function roundedSince(start: number): number {
@@ -137,7 +205,10 @@ export function forwardHttp(
     ...connectionFields(info),
   };
 
+  let finished = false;
   const finish = (kind: Capture['kind'], extra: Record<string, unknown>) => {
+    if (finished) return;
+    finished = true;
     context.deliver({
       request_id: randomUUID(),
       ts: startedAt.toISOString(),
@@ -154,6 +225,16 @@ export function forwardHttp(
         ...extra,
       },
     });
+  };
+  /** Answers 502 (or cuts a response already under way) and captures why. */
+  const fail = (reason: string, extra: Record<string, unknown> = {}) => {
+    if (!response.headersSent) {
+      (response as ServerResponse).writeHead(502, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: 'bad_gateway', message: reason }));
+    } else {
+      response.destroy();
+    }
+    finish('error', { statusCode: 502, error: reason, ...extra });
   };
 
   const upstream = requestUpstream(request, target, info, context);
@@ -186,21 +267,41 @@ export function forwardHttp(
   upstream.on('response', (upstreamResponse) => {
     firstByteAt = performance.now();
     timings.wait = Math.round((firstByteAt - requestSentAt) * 100) / 100;
-    const headers = forwardedHeaders(upstreamResponse.rawHeaders);
-    if (request.httpVersionMajor === 2) {
-      (response as Http2ServerResponse).writeHead(
-        upstreamResponse.statusCode ?? 502,
-        headers as unknown as http.OutgoingHttpHeaders,
-      );
-    } else {
-      (response as ServerResponse).writeHead(
-        upstreamResponse.statusCode ?? 502,
-        upstreamResponse.statusMessage,
-        headers,
-      );
+    try {
+      if (request.httpVersionMajor === 2) {
+        (response as Http2ServerResponse).writeHead(
+          upstreamResponse.statusCode ?? 502,
+          http2ResponseHeaders(forwardedHeaders(upstreamResponse.rawHeaders)),
+        );
+      } else {
+        (response as ServerResponse).writeHead(
+          upstreamResponse.statusCode ?? 502,
+          upstreamResponse.statusMessage,
+          forwardedHeaders(upstreamResponse.rawHeaders),
+        );
+      }
+    } catch (error) {
+      // A status or header the client's protocol cannot carry (status 099, a control character
+      // in the reason phrase, …): the origin's answer is refused, never a crash.
+      upstreamResponse.destroy();
+      fail(`the origin's response cannot be relayed: ${(error as Error).message}`, {
+        statusCode: 502,
+        upstreamStatus: upstreamResponse.statusCode,
+        responseHeaders: headerPairs(upstreamResponse.rawHeaders),
+      });
+      return;
     }
     upstreamResponse.on('data', (chunk: Buffer) => responseTap.push(chunk));
     upstreamResponse.pipe(response as NodeJS.WritableStream);
+    // The origin hung up before its body was complete: the client must not wait for the rest.
+    upstreamResponse.on('close', () => {
+      if (upstreamResponse.complete) return;
+      fail(`upstream ${target.host} closed the connection mid-response`, {
+        upstreamStatus: upstreamResponse.statusCode,
+        responseHeaders: headerPairs(upstreamResponse.rawHeaders),
+        sizes: { requestBody: requestTap.size, responseBody: responseTap.size },
+      });
+    });
     upstreamResponse.on('end', () => {
       timings.receive = roundedSince(firstByteAt);
       finish('http', {
@@ -216,14 +317,9 @@ export function forwardHttp(
     });
   });
   upstream.on('error', (error) => {
-    const reason = `upstream ${target.host} unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`;
-    if (!response.headersSent) {
-      (response as ServerResponse).writeHead(502, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ error: 'bad_gateway', message: reason }));
-    } else {
-      response.destroy();
-    }
-    finish('error', { statusCode: 502, error: reason });
+    fail(
+      `upstream ${target.host} unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`,
+    );
   });
   // A client that goes away mid-exchange takes the upstream request with it.
   response.on('close', () => {

@@ -209,7 +209,7 @@ async function intercept(
     if (established) return;
     established = true; // report once
     // The client hung up on our certificate: it does not trust the CA or pins the real one.
-    context.passthrough.learn(sni ?? host, outer.client.ip, reason);
+    context.passthrough.learn(host, outer.client.ip, reason);
     context.deliver(
       tunnelCapture(
         host,

@@ -48,7 +48,8 @@ export async function serveManagement(
         captures: context.writer.stats(),
         listeners: context.listeningPorts(),
         certificates: { issued: context.leaves?.issued ?? 0 },
-        passthroughLearned: context.passthrough.learnedPairs(),
+        // A count only: the pairs are client addresses and the hosts they visited.
+        passthroughLearned: context.passthrough.learnedPairs().length,
       });
       return;
     case '/ca.pem':

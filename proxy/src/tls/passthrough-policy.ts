@@ -12,6 +12,8 @@ export interface PassthroughDecision {
 }
 
 const LEARNED_TTL_MS = 3600 * 1000;
+/** Pairs kept at most; the oldest go first. */
+const LEARNED_CAPACITY = 10_000;
 
 function compile(pattern: string): (host: string) => boolean {
   const normalized = pattern.trim().toLowerCase();
@@ -49,10 +51,12 @@ export class PassthroughPolicy {
 
   /** `client` refused our certificate for `host`: pass its next tunnels there through. */
   learn(host: string, client: string | null, detail: string): void {
-    this.learned.set(`${client ?? '?'} ${host.toLowerCase()}`, {
-      detail,
-      until: this.now() + LEARNED_TTL_MS,
-    });
+    const key = `${client ?? '?'} ${host.toLowerCase()}`;
+    this.learned.delete(key);
+    this.learned.set(key, { detail, until: this.now() + LEARNED_TTL_MS });
+    if (this.learned.size > LEARNED_CAPACITY) {
+      this.learned.delete(this.learned.keys().next().value as string);
+    }
   }
 
   /** `"<client> <host>"` pairs currently passed through after a refused handshake. */
