@@ -229,7 +229,10 @@ export function forwardHttp(
   /** Answers 502 (or cuts a response already under way) and captures why. */
   const fail = (reason: string, extra: Record<string, unknown> = {}) => {
     if (!response.headersSent) {
-      (response as ServerResponse).writeHead(502, { 'content-type': 'application/json' });
+      const headers = { 'content-type': 'application/json' };
+      if (request.httpVersionMajor === 2) (response as Http2ServerResponse).writeHead(502, headers);
+      // The reason phrase is explicit: a refused writeHead leaves the origin's one behind.
+      else (response as ServerResponse).writeHead(502, 'Bad Gateway', headers);
       response.end(JSON.stringify({ error: 'bad_gateway', message: reason }));
     } else {
       response.destroy();
