@@ -416,14 +416,22 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   for (const port of registry?.ports ?? []) {
     await ensureListener(port).catch(() => undefined);
   }
+  // Ports another daemon allocated open here too; ports of deleted devices stop listening.
+  const syncListeners = async (devices: DeviceRegistry) => {
+    await devices.refresh();
+    const allocated = new Set(devices.ports);
+    for (const [port, server] of listeners) {
+      if (port === mainPort || port === managementPort || allocated.has(port)) continue;
+      listeners.delete(port);
+      server.close();
+    }
+    await Promise.all(devices.ports.map((port) => ensureListener(port).catch(() => undefined)));
+  };
   const refresher = registry
     ? setInterval(() => {
-        registry
-          .refresh()
-          .then(() =>
-            Promise.all(registry.ports.map((port) => ensureListener(port).catch(() => undefined))),
-          )
-          .catch((error: unknown) => logger.warn({ err: error }, 'device refresh failed'));
+        syncListeners(registry).catch((error: unknown) =>
+          logger.warn({ err: error }, 'device refresh failed'),
+        );
       }, options.devices?.refreshIntervalMs ?? 30_000)
     : undefined;
   refresher?.unref();

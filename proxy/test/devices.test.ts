@@ -268,6 +268,41 @@ describe('POST /allocate', () => {
     expect(distinct.size).toBe(uuids.length);
   });
 
+  it('gives a new device another port when its first one is taken on this host', async () => {
+    const [{ port: next }] = (await database.query<{ port: number }>(
+      `select candidate as port from generate_series($1::int, $2::int) as candidate
+       where not exists (select 1 from public.device_ports p where p.port = candidate)
+       order by candidate limit 1`,
+      [range.start, range.end],
+    )) as [{ port: number }];
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(next, '127.0.0.1', resolve));
+    try {
+      const reply = await allocate(daemonA, { uuid: uuidOf(13), deviceName: 'Squatted' });
+      expect(reply.status, reply.body).toBe(200);
+      expect(JSON.parse(reply.body).port).not.toBe(next);
+      const held = await database.query('select 1 from public.device_ports where port = $1', [
+        next,
+      ]);
+      expect(held).toEqual([]);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+
+  it('stops listening on the port of a deleted device', async () => {
+    const { port } = JSON.parse(
+      (await allocate(daemonA, { uuid: uuidOf(14), deviceName: 'Gone' })).body,
+    );
+    await database.query('delete from public.devices where uuid = $1', [uuidOf(14)]);
+    await until(async () => {
+      const health = JSON.parse(
+        (await send({ port: daemonA.managementPort as number, path: '/health' })).body,
+      );
+      return health.listeners.includes(port) ? undefined : true;
+    });
+  });
+
   it('keeps every port across a restart, listening from the start', async () => {
     const before = JSON.parse(
       (await allocate(daemonA, { uuid: uuidOf(12), deviceName: 'R' })).body,

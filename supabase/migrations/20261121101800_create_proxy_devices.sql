@@ -157,9 +157,11 @@ grant execute on function private.register_proxy_ca(text, text) to service_role;
 -- /allocate (002 §4.4), called by the proxy as the service role with the basic-auth credentials
 -- it received. Returns nothing for bad credentials (the proxy answers 401 and nothing is
 -- recorded). Otherwise records the device for the bundle's owner (renaming keeps the port) and
--- returns its port: the existing one, or the lowest free port of the pool. The advisory lock
--- serializes allocation across daemons, so no race hands out one port twice or two ports to one
--- uuid.
+-- returns its port: the existing one, or the lowest free port of the pool that the calling
+-- daemon has not found taken on its host (avoid_ports), with `created` telling which. One account
+-- holds at most per_owner_limit ports, so it cannot drain the pool for everyone else. The
+-- advisory lock serializes allocation across daemons, so no race hands out one port twice or two
+-- ports to one uuid.
 create function private.allocate_device_port(
   bundle_id uuid,
   secret text,
@@ -168,8 +170,10 @@ create function private.allocate_device_port(
   country text,
   client_ip inet,
   pool_start integer,
-  pool_end integer)
-returns table (port integer, owner_user_id uuid)
+  pool_end integer,
+  avoid_ports integer[] default '{}',
+  per_owner_limit integer default 100)
+returns table (port integer, owner_user_id uuid, created boolean)
 language plpgsql
 volatile
 security definer
@@ -205,23 +209,46 @@ begin
   on conflict (device_uuid) do update set ip = excluded.ip, updated_at = now();
   select p.port into chosen
   from public.device_ports p where p.device_uuid = allocate_device_port.device_uuid;
-  if chosen is null then
-    select candidate into chosen
-    from generate_series(allocate_device_port.pool_start, allocate_device_port.pool_end) as candidate
-    where not exists (select 1 from public.device_ports p where p.port = candidate)
-    order by candidate
-    limit 1;
-    if chosen is null then
-      raise exception 'the device port pool %-% is exhausted',
-        allocate_device_port.pool_start, allocate_device_port.pool_end
-        using errcode = '53400';
-    end if;
-    insert into public.device_ports (device_uuid, port, bundle_id)
-    values (allocate_device_port.device_uuid, chosen, fn_bundle.id);
+  if chosen is not null then
+    update public.proxy_bundles b set last_used_at = now() where b.id = fn_bundle.id;
+    return query select chosen, fn_bundle.owner_user_id, false;
+    return;
   end if;
+  if (select count(*) from public.device_ports p join public.devices d on d.uuid = p.device_uuid
+      where d.owner_user_id = fn_bundle.owner_user_id) >= allocate_device_port.per_owner_limit then
+    raise exception 'this account already holds % device ports', allocate_device_port.per_owner_limit
+      using errcode = '54000';
+  end if;
+  select candidate into chosen
+  from generate_series(allocate_device_port.pool_start, allocate_device_port.pool_end) as candidate
+  where not exists (select 1 from public.device_ports p where p.port = candidate)
+    and candidate <> all (allocate_device_port.avoid_ports)
+  order by candidate
+  limit 1;
+  if chosen is null then
+    raise exception 'the device port pool %-% is exhausted',
+      allocate_device_port.pool_start, allocate_device_port.pool_end
+      using errcode = '53400';
+  end if;
+  insert into public.device_ports (device_uuid, port, bundle_id)
+  values (allocate_device_port.device_uuid, chosen, fn_bundle.id);
   update public.proxy_bundles b set last_used_at = now() where b.id = fn_bundle.id;
-  return query select chosen, fn_bundle.owner_user_id;
+  return query select chosen, fn_bundle.owner_user_id, true;
 end
 $$;
-grant execute on function private.allocate_device_port(uuid, text, uuid, text, text, inet, integer, integer)
+grant execute on function private.allocate_device_port(uuid, text, uuid, text, text, inet, integer, integer, integer[], integer)
   to service_role;
+
+-- Gives back a port the proxy just allocated but could not open on its host (taken by another
+-- program), so the next attempt can pick another; only while it is still that device's port.
+create function private.release_device_port(device_uuid uuid, port integer)
+returns void
+language sql
+volatile
+security definer
+set search_path = ''
+as $$
+  delete from public.device_ports p
+  where p.device_uuid = release_device_port.device_uuid and p.port = release_device_port.port
+$$;
+grant execute on function private.release_device_port(uuid, integer) to service_role;

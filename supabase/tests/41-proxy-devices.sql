@@ -4,7 +4,7 @@
 -- checked, ownership kept, one port per uuid, renaming keeps the port, pool bounds).
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(40);
+select plan(46);
 
 \ir helpers/actors.psql
 
@@ -105,6 +105,24 @@ select is(pg_temp.try_as('service', format($$select * from private.allocate_devi
     'de000000-0000-4000-8000-00000000d002', 'second', null, null, 20000, 20000)$$,
     (:'a_bundle')::jsonb ->> 'bundle_id', (:'a_bundle')::jsonb ->> 'password')), 'error:53400',
   'an exhausted pool is reported, not overflowed');
+
+select is(pg_temp.value_as('service', format($$select created::text from private.allocate_device_port(%L, %L,
+    'de000000-0000-4000-8000-00000000d001', 'Renamed', null, null, 20000, 20009)$$,
+    (:'a_bundle')::jsonb ->> 'bundle_id', (:'a_bundle')::jsonb ->> 'password')), 'false',
+  'an existing port is reported as not created');
+select is(pg_temp.value_as('service', format($$select port || ':' || created from private.allocate_device_port(%L, %L,
+    'de000000-0000-4000-8000-00000000d003', 'third', null, null, 20000, 20009, array[20001, 20002])$$,
+    (:'a_bundle')::jsonb ->> 'bundle_id', (:'a_bundle')::jsonb ->> 'password')), '20003:true',
+  'ports the proxy cannot open on its host are skipped for a new device');
+select is(pg_temp.try_as('service', format($$select * from private.allocate_device_port(%L, %L,
+    'de000000-0000-4000-8000-00000000d004', 'fourth', null, null, 20000, 20009, '{}', 2)$$,
+    (:'a_bundle')::jsonb ->> 'bundle_id', (:'a_bundle')::jsonb ->> 'password')), 'error:54000',
+  'an account holding its limit of ports gets no more');
+select is(pg_temp.try_as('service', $$select private.release_device_port(
+    'de000000-0000-4000-8000-00000000d003', 20003)$$), 'ok:1', 'the proxy gives back a port it cannot open');
+select is((select count(*)::int from public.device_ports where port = 20003), 0, 'and the port is free again');
+select is(pg_temp.try_as('a', $$select private.release_device_port(
+    'de000000-0000-4000-8000-00000000d001', 20000)$$), 'error:42501', 'API users may not release ports');
 
 -- Ports through the API.
 select is(pg_temp.try_as('a', 'select * from public.device_ports'), 'ok:1', 'the owner sees the device''s port');

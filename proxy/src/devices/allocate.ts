@@ -5,7 +5,12 @@
 // errors are JSON {error, message} with 400, 401 (plus WWW-Authenticate), 403, 405, 413, 503.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { AllocationError, type DeviceRegistry } from './device-registry.ts';
+import {
+  type Allocation,
+  AllocationError,
+  type AllocationRequest,
+  type DeviceRegistry,
+} from './device-registry.ts';
 
 const MAX_BODY_BYTES = 16 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -80,6 +85,33 @@ function readBody(request: IncomingMessage): Promise<BodyRead> {
   });
 }
 
+/** Attempts at a new port when the one allocated turns out to be taken on this host. */
+const ATTEMPTS = 3;
+
+/**
+ * Allocates and opens the device's port. A port new to the device that another program holds
+ * here is given back and another one tried, so no device is stuck with a port it cannot use.
+ */
+async function allocateListening(
+  context: AllocateContext,
+  credentials: { bundleId: string; secret: string },
+  request: AllocationRequest,
+  clientIp: string | null,
+): Promise<Allocation | null> {
+  for (let attempt = 1; ; attempt += 1) {
+    const allocation = await context.registry.allocate(credentials, request, clientIp);
+    if (!allocation) return null;
+    try {
+      await context.ensureListener(allocation.port);
+      return allocation;
+    } catch (error) {
+      const taken = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      if (!taken || !allocation.created || attempt >= ATTEMPTS) throw error;
+      await context.registry.release(request.uuid, allocation.port);
+    }
+  }
+}
+
 export async function handleAllocate(
   request: IncomingMessage,
   response: ServerResponse,
@@ -126,7 +158,8 @@ export async function handleAllocate(
     return;
   }
   try {
-    const allocation = await context.registry.allocate(
+    const allocation = await allocateListening(
+      context,
       credentials,
       { uuid: parsed.uuid, deviceName: parsed.deviceName, country: parsed.country ?? null },
       request.socket.remoteAddress ?? null,
@@ -135,7 +168,6 @@ export async function handleAllocate(
       unauthorized();
       return;
     }
-    await context.ensureListener(allocation.port);
     reply(response, 200, {
       port: allocation.port,
       baseDomain: context.proxyDomain,

@@ -20,6 +20,8 @@ export interface AllocationRequest {
 export interface Allocation {
   port: number;
   ownerUserId: string;
+  /** True when this call gave the device its port (false: it had one). */
+  created: boolean;
 }
 
 export class AllocationError extends Error {
@@ -36,6 +38,7 @@ export class AllocationError extends Error {
 /** Postgres errors `allocate_device_port` raises on purpose, as HTTP answers. */
 const ALLOCATION_ERRORS: Record<string, [number, string]> = {
   '42501': [403, 'forbidden'],
+  '54000': [403, 'quota_exceeded'],
   '53400': [503, 'pool_exhausted'],
 };
 
@@ -45,6 +48,8 @@ export class DeviceRegistry {
   private readonly logger: Logger;
   private devicesByPort = new Map<number, string>();
   private devicesByIp = new Map<string, string[]>();
+  /** Ports another program holds on this host: new allocations skip them. */
+  private readonly unusable = new Set<number>();
 
   constructor(options: { pool: pg.Pool; range: PortRange; logger: Logger }) {
     this.pool = options.pool;
@@ -108,8 +113,13 @@ export class DeviceRegistry {
     clientIp: string | null,
   ): Promise<Allocation | null> {
     try {
-      const { rows } = await this.asService<{ port: number; owner_user_id: string }>(
-        'select port, owner_user_id from private.allocate_device_port($1, $2, $3, $4, $5, $6, $7, $8)',
+      const { rows } = await this.asService<{
+        port: number;
+        owner_user_id: string;
+        created: boolean;
+      }>(
+        `select port, owner_user_id, created
+         from private.allocate_device_port($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [
           credentials.bundleId,
           credentials.secret,
@@ -119,13 +129,14 @@ export class DeviceRegistry {
           clientIp?.replace(/^::ffff:/, '') ?? null,
           this.range.start,
           this.range.end,
+          [...this.unusable],
         ],
       );
       const row = rows[0];
       if (!row) return null;
       this.devicesByPort.set(row.port, request.uuid);
       if (clientIp) this.devicesByIp.set(clientIp.replace(/^::ffff:/, ''), [request.uuid]);
-      return { port: row.port, ownerUserId: row.owner_user_id };
+      return { port: row.port, ownerUserId: row.owner_user_id, created: row.created };
     } catch (error) {
       const known = ALLOCATION_ERRORS[(error as { code?: string }).code ?? ''];
       if (known) throw new AllocationError(known[0], known[1], (error as Error).message);
@@ -136,6 +147,13 @@ export class DeviceRegistry {
         'the device database is unavailable; try again',
       );
     }
+  }
+
+  /** Gives back a port just allocated that this host cannot open, and avoids it from now on. */
+  async release(deviceUuid: string, port: number): Promise<void> {
+    this.unusable.add(port);
+    this.devicesByPort.delete(port);
+    await this.asService('select private.release_device_port($1, $2)', [deviceUuid, port]);
   }
 
   private async asService<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
