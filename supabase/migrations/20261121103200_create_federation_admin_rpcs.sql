@@ -1,6 +1,6 @@
 -- Onboarding (000 §4.5, §5): upsert_federation_client (with the one-time HMAC secret),
 -- list_federation_clients and delete_federation_client. Each needs federation:edit and an admin
--- role; the writes also need confirm => true.
+-- role, and confirm => true (the issue asks it of all three, 000 §5 of the writes).
 
 -- Raises 42501 unless the caller holds federation:edit and an admin role (000 §5).
 create function private.require_federation_admin()
@@ -29,7 +29,7 @@ set search_path = ''
 as $$
 begin
   if confirm is not true then
-    raise exception 'confirm => true is required for this change' using errcode = '22023';
+    raise exception 'confirm => true is required' using errcode = '22023';
   end if;
 end
 $$;
@@ -223,7 +223,7 @@ grant execute on function public.upsert_federation_client to authenticated, serv
 
 -- Security invoker: the table's own policy already limits it to federation admins; the explicit
 -- check turns "not allowed" into a 42501 instead of an empty list.
-create function public.list_federation_clients()
+create function public.list_federation_clients(confirm boolean default false)
 returns setof jsonb
 language plpgsql
 stable
@@ -231,15 +231,17 @@ set search_path = ''
 as $$
 begin
   perform private.require_federation_admin();
+  perform private.require_confirm(confirm);
   return query
     select private.federation_client_json(c) from public.federation_clients c
     order by c.client_id;
 end
 $$;
-comment on function public.list_federation_clients() is
-  'Every federation client record, without secrets. Needs federation:edit and an admin role.';
-revoke execute on function public.list_federation_clients() from public, anon;
-grant execute on function public.list_federation_clients() to authenticated, service_role;
+comment on function public.list_federation_clients(boolean) is
+  'Every federation client record, without secrets. Needs federation:edit, an admin role and '
+  'confirm => true.';
+revoke execute on function public.list_federation_clients(boolean) from public, anon;
+grant execute on function public.list_federation_clients(boolean) to authenticated, service_role;
 
 -- Security definer: API roles hold no delete privilege on federation_clients.
 create function public.delete_federation_client(client_id text, confirm boolean default false)

@@ -3,7 +3,7 @@
 -- broker RPCs (codes single-use and 60 s, jti single use, rate limits) and the role clamp.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(77);
+select plan(78);
 
 \ir helpers/actors.psql
 
@@ -89,7 +89,7 @@ select is((select count(*)::int from private.federation_client_secrets s, minted
   0, 'the stored copy is sealed, not the secret');
 select ok((select (s.sealed_secret is not null) from private.federation_client_secrets s where s.client_id = 'svc_hmac_pgtap'),
   'a sealed copy is stored');
-select is((select count(*)::int from public.list_federation_clients() j, minted
+select is((select count(*)::int from public.list_federation_clients(confirm => true) j, minted
            where j::text like '%' || (minted.answer ->> 'hmac_secret') || '%'), 0,
   'list_federation_clients never shows the secret');
 select is((select count(*)::int from public.federation_clients c, minted
@@ -118,10 +118,12 @@ select is(pg_temp.try_as('service', 'select * from private.federation_codes'), '
 select is(pg_temp.try_as('service', 'select * from private.federation_identities'), 'error:42501', 'identities are private');
 
 -- list and delete.
-select is(pg_temp.try_as('admin', 'select * from public.list_federation_clients()'),
+select is(pg_temp.try_as('admin', 'select * from public.list_federation_clients(confirm => true)'),
   'ok:' || (select count(*) from public.federation_clients), 'an admin lists the clients');
-select is(pg_temp.try_as('b', 'select * from public.list_federation_clients()'), 'error:42501', 'a non-admin cannot list');
-select is(pg_temp.try_as('a', 'select * from public.list_federation_clients()'), 'error:42501', 'a member cannot list');
+select is(pg_temp.try_as('admin', 'select * from public.list_federation_clients()'), 'error:22023',
+  'an admin lists only with confirm => true');
+select is(pg_temp.try_as('b', 'select * from public.list_federation_clients(confirm => true)'), 'error:42501', 'a non-admin cannot list');
+select is(pg_temp.try_as('a', 'select * from public.list_federation_clients(confirm => true)'), 'error:42501', 'a member cannot list');
 select is(pg_temp.try_as('admin', $$select public.delete_federation_client('svc_service')$$), 'error:22023', 'delete needs confirm');
 select is(pg_temp.try_as('b', $$select public.delete_federation_client('svc_service', true)$$), 'error:42501', 'a non-admin cannot delete');
 select is(pg_temp.value_as('admin', $$select public.delete_federation_client('svc_service', true)$$), 'true', 'an admin deletes with confirm');

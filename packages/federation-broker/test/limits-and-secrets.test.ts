@@ -199,7 +199,7 @@ describe('the HMAC secret (000 §5)', () => {
 
     const surfaces: unknown[] = [];
     surfaces.push((await broker().service.from('federation_clients').select('*')).data);
-    surfaces.push((await broker().service.rpc('list_federation_clients')).data);
+    surfaces.push((await broker().service.rpc('list_federation_clients', { confirm: true })).data);
     surfaces.push(
       (
         await broker().service.rpc('upsert_federation_client', {
