@@ -15,7 +15,7 @@ import tls from 'node:tls';
 import type { Logger } from 'pino';
 import type { Capture } from '../capture/capture.ts';
 import { connectionFields } from '../capture/capture.ts';
-import { type ConnectionInfo, connectionInfo, describeConnection } from '../connection-info.ts';
+import { type ConnectionInfo, describeConnection } from '../connection-info.ts';
 import type { LeafCertificateCache } from '../tls/leaf-certificates.ts';
 import type { PassthroughDecision, PassthroughPolicy } from '../tls/passthrough-policy.ts';
 
@@ -256,10 +256,4 @@ async function intercept(
     if (!established) failed('client closed the connection during the handshake');
   });
   client.resume();
-}
-
-/** The info of a socket the HTTP server got from `openTunnel`, if any. */
-export function tunnelInfo(socket: object): ConnectionInfo | undefined {
-  const info = connectionInfo(socket);
-  return info?.target ? info : undefined;
 }

@@ -23,7 +23,7 @@ function sendJson(response: ServerResponse, status: number, body: object): void 
   response.end(JSON.stringify(body));
 }
 
-export function notFound(response: ServerResponse, what: string): void {
+function notFound(response: ServerResponse, what: string): void {
   sendJson(response, 404, { error: 'not_found', message: what });
 }
 
