@@ -28,7 +28,7 @@ import { absoluteTarget, acceptableHost, tunnelTarget } from './http/request-tar
 import { openTunnel, type TunnelContext } from './http/tunnel.ts';
 import { forwardUpgrade } from './http/websocket.ts';
 import { type ManagementContext, serveManagement } from './management/management.ts';
-import { isOwnAddress } from './own-addresses.ts';
+import { isOwnAddress, lookupRefusingSelf } from './own-addresses.ts';
 import type { CertificateAuthority } from './tls/certificate-authority.ts';
 import { LeafCertificateCache } from './tls/leaf-certificates.ts';
 import { PassthroughPolicy } from './tls/passthrough-policy.ts';
@@ -154,6 +154,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     }),
     bodyCap: options.bodyCap ?? 1024 * 1024,
     deliver: (capture) => options.writer.enqueue(capture),
+    lookupFor: (port) => lookupRefusingSelf(port, ownAddress),
   };
 
   const sockets = new Set<Duplex>();
@@ -196,6 +197,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       socket.pause();
       socket.unshift(first);
       if (first[0] === TLS_HANDSHAKE_RECORD && leaves) {
+        // TLS to the proxy is for clients that may use it: others cost no certificate work.
+        if (!allowed(allowlist, ip)) {
+          socket.destroy();
+          return;
+        }
         void acceptTlsToProxy(socket, info, secureProxy);
         return;
       }
@@ -254,6 +260,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     leaves,
     http2: options.http2 !== false,
     firstByteTimeoutMs,
+    lookupFor: forwarding.lookupFor,
     serveHttp1: (socket) => http1.emit('connection', socket),
     serveHttp2: (socket, info) => {
       pendingSessionInfo = info;

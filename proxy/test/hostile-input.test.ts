@@ -42,6 +42,8 @@ let rawTlsPort = 0;
 /** What the raw origin answers next, and every request head it has seen. */
 let rawAnswer = '';
 const rawSeen: string[] = [];
+/** As `rawAnswer`: read the request and never answer. */
+const HANG = '<hang>';
 
 /** Sends bytes to the proxy and collects everything until it closes or `ms` pass. */
 function exchange(bytes: string, ms = 800): Promise<string> {
@@ -85,7 +87,7 @@ beforeAll(async () => {
   const answerRaw = (socket: net.Socket) => {
     socket.once('data', (chunk: Buffer) => {
       rawSeen.push(chunk.toString('latin1'));
-      socket.end(rawAnswer);
+      if (rawAnswer !== HANG) socket.end(rawAnswer);
     });
     socket.on('error', () => undefined);
   };
@@ -210,6 +212,48 @@ describe('origins that answer what cannot be relayed', () => {
     expect(headers.vary).toBe('a, b');
   });
 
+  it('answers 502 when the origin switches protocols on a request that did not ask to', async () => {
+    rawAnswer = 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n';
+    const reply = await get(`http://127.0.0.1:${rawPort}/switched`);
+    expect(reply.status).toBe(502);
+    expect((await database.entryWhere('path', '/switched')).kind).toBe('error');
+  });
+
+  it('captures an HTTP/2 stream the client cancels before the origin answers', async () => {
+    rawAnswer = HANG;
+    const tunnel = await new Promise<net.Socket>((resolve, reject) => {
+      const connect = http.request({
+        host: '127.0.0.1',
+        port: proxy.port,
+        method: 'CONNECT',
+        path: `localhost:${rawTlsPort}`,
+      });
+      connect.on('connect', (_response, socket) => resolve(socket));
+      connect.on('error', reject);
+      connect.end();
+    });
+    const session = http2.connect(`https://localhost:${rawTlsPort}`, {
+      createConnection: () =>
+        tls.connect({
+          socket: tunnel,
+          servername: 'localhost',
+          ca: ca.certPem,
+          ALPNProtocols: ['h2'],
+        }),
+    });
+    session.on('error', () => undefined);
+    const stream = session.request({ ':path': '/cancelled' });
+    stream.on('error', () => undefined);
+    await until(async () =>
+      rawSeen.some((head) => head.includes('/cancelled')) ? true : undefined,
+    );
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    const entry = await database.entryWhere('path', '/cancelled');
+    session.destroy();
+    expect(entry.kind).toBe('error');
+    expect(String(entry.payload.error)).toMatch(/client went away/);
+  });
+
   it('cuts the client off and captures an error when the origin hangs up mid-body', async () => {
     rawAnswer = 'HTTP/1.1 200 OK\r\ncontent-length: 100000\r\n\r\npartial';
     const started = Date.now();
@@ -252,11 +296,79 @@ describe('requests the proxy cannot place', () => {
     }
   });
 
+  it('refuses a CONNECT host that is neither a DNS name nor an IP (a path smuggled in)', async () => {
+    for (const host of [
+      '127.0.0.1/.allowed.test',
+      '127.0.0.1?.allowed.test',
+      'a b',
+      'x@127.0.0.1',
+    ]) {
+      const reply = await exchange(
+        `CONNECT ${host}:${origins.httpPort} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      );
+      expect(reply, host).toMatch(/^HTTP\/1\.1 400/);
+    }
+  });
+
   it('refuses a CONNECT host longer than DNS allows', async () => {
     const reply = await exchange(
       `CONNECT ${'a'.repeat(300)}.example:443 HTTP/1.1\r\nHost: x\r\n\r\n`,
     );
     expect(reply).toMatch(/^HTTP\/1\.1 400/);
+  });
+});
+
+describe('TLS to the proxy itself', () => {
+  it("signs nothing for names that are not the proxy's", async () => {
+    const names = ['proxy.test', 'random-1.example', 'random-2.example', 'bank.example'];
+    let before = 0;
+    for (const [index, name] of names.entries()) {
+      // The first, the proxy's own name, may sign its leaf once; the rest must reuse it.
+      if (index === 1) before = proxy.leaves?.issued ?? 0;
+      await new Promise<void>((resolve) => {
+        const socket = tls.connect({
+          host: '127.0.0.1',
+          port: proxy.port,
+          servername: name,
+          rejectUnauthorized: false,
+        });
+        socket.on('secureConnect', () => {
+          expect(socket.getPeerCertificate().subject?.CN).toBe('proxy.test');
+          socket.destroy();
+          resolve();
+        });
+        socket.on('error', () => resolve());
+      });
+    }
+    expect(proxy.leaves?.issued ?? 0).toBe(before);
+  });
+
+  it('does not start TLS for a client outside the allowlist', async () => {
+    const strict = await startProxy({
+      port: 0,
+      writer,
+      allowlist: ['127.0.0.1/32'],
+      ca,
+      logger,
+    });
+    try {
+      const outcome = await new Promise<string>((resolve) => {
+        const socket = tls.connect({
+          host: '127.0.0.1',
+          port: strict.port,
+          localAddress: '127.0.0.5',
+          servername: 'x.example',
+          rejectUnauthorized: false,
+        } as tls.ConnectionOptions);
+        socket.on('secureConnect', () => resolve('handshake'));
+        socket.on('error', () => resolve('refused'));
+        socket.on('close', () => resolve('refused'));
+      });
+      expect(outcome).toBe('refused');
+      expect(strict.leaves?.issued).toBe(0);
+    } finally {
+      await strict.stop();
+    }
   });
 });
 
@@ -329,6 +441,30 @@ describe('captures Postgres refuses', () => {
     expect((await get(`http://127.0.0.1:${rawPort}/nul-body`)).status).toBe(200);
     const entry = await database.entryWhere('path', '/nul-body');
     expect(entry.payload.responseBody).toMatchObject({ encoding: 'base64', base64: 'YQBi' });
+  });
+
+  it('spools, never sets aside, captures Postgres refuses for a passing reason', async () => {
+    await database.query('revoke insert on public.entries from service_role');
+    try {
+      writer.enqueue({
+        request_id: 'hostile-passing',
+        ts: new Date().toISOString(),
+        kind: 'http',
+        device_uuid: null,
+        payload: {
+          method: 'GET',
+          host: 'h.example',
+          path: '/passing',
+          url: 'http://h.example/passing',
+        },
+      });
+      await writer.flush();
+      expect(writer.stats()).toMatchObject({ databaseUp: false, rejected: 0 });
+      expect(writer.stats().spooled).toBeGreaterThan(0);
+    } finally {
+      await database.query('grant insert on public.entries to service_role');
+    }
+    expect((await database.entryWhere('path', '/passing')).host).toBe('h.example');
   });
 
   it('sets a refused capture aside and writes the rest of its batch', async () => {

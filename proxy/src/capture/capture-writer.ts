@@ -6,7 +6,15 @@
 // A batch Postgres refuses for its content (not for being away) is written again row by row, and
 // a row refused on its own goes to a dead-letter file with the reason: one bad capture never
 // holds back the others, and nothing is dropped silently.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -74,13 +82,14 @@ const INSERT = `
   select (select count(*) from inserted)::int as written`;
 
 /**
- * Errors that mean Postgres is away (connection exceptions, shutdown, a socket error) rather
- * than that it refused this data: SQLSTATE classes 08 and 57P, or no SQLSTATE at all.
+ * Only a refusal of the data itself (SQLSTATE class 22, data exception, or 23, integrity
+ * constraint) condemns a row. Everything else (the connection, a lock or statement timeout, a
+ * deadlock, resources, a missing table during a deployment) is passing trouble: the batch is
+ * spooled and retried, never set aside.
  */
-function databaseAway(error: unknown): boolean {
+function refusedForItsData(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
-  return code.startsWith('08') || code.startsWith('57P') || code === '53300';
+  return typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code);
 }
 
 /** A capture serialized once, when it is queued: the batch and the spool reuse the text. */
@@ -127,6 +136,7 @@ export class CaptureWriter {
   enqueue(capture: Capture): void {
     const serialized = JSON.stringify(capture);
     if (
+      this.stopped || // a capture finished while stopping: the spool keeps it for the next start
       this.queue.length >= this.options.maxQueued ||
       this.queuedBytes + serialized.length > this.options.maxQueuedBytes
     ) {
@@ -223,7 +233,7 @@ export class CaptureWriter {
       await this.insert(batch);
       return;
     } catch (error) {
-      if (databaseAway(error)) throw error;
+      if (!refusedForItsData(error)) throw error;
       if (batch.length === 1) {
         this.deadLetter(batch[0] as string, error);
         return;
@@ -263,8 +273,16 @@ export class CaptureWriter {
   }
 
   private spool(rows: Serialized[]): void {
-    appendFileSync(this.spoolFile, `${rows.join('\n')}\n`);
-    this.spooledCount += rows.length;
+    try {
+      appendFileSync(this.spoolFile, `${rows.join('\n')}\n`);
+      this.spooledCount += rows.length;
+    } catch (error) {
+      // The disk refuses too (full, read-only): nothing is left to keep them in.
+      this.options.logger.error(
+        { err: error, lost: rows.length },
+        'captures lost: spool unwritable',
+      );
+    }
   }
 
   private countSpooled(): number {
@@ -290,6 +308,7 @@ export class CaptureWriter {
     if (!(await this.probe())) return;
     if (!existsSync(replaying)) renameSync(this.spoolFile, replaying);
     const rows: Serialized[] = [];
+    let corrupt = 0;
     for (const line of readFileSync(replaying, 'utf8').split('\n')) {
       if (line === '') continue;
       try {
@@ -297,8 +316,11 @@ export class CaptureWriter {
         rows.push(line);
       } catch (error) {
         this.deadLetter(line, error);
+        corrupt += 1;
       }
     }
+    // Set aside once: a later attempt reads only the good rows.
+    if (corrupt > 0) writeFileSync(replaying, rows.map((row) => `${row}\n`).join(''));
     try {
       for (const batch of this.batches(rows)) await this.write(batch);
     } catch (error) {

@@ -50,6 +50,8 @@ export class DeviceRegistry {
   private devicesByIp = new Map<string, string[]>();
   /** Ports another program holds on this host: new allocations skip them. */
   private readonly unusable = new Set<number>();
+  /** Ports this daemon allocated, with when: a refresh that read the table earlier keeps them. */
+  private readonly allocatedAt = new Map<number, { device: string; at: number }>();
 
   constructor(options: { pool: pg.Pool; range: PortRange; logger: Logger }) {
     this.pool = options.pool;
@@ -73,11 +75,17 @@ export class DeviceRegistry {
   }
 
   async refresh(): Promise<void> {
+    const started = Date.now();
     const { rows } = await this.asService<{ device_uuid: string; port: number; ip: string | null }>(
       `select p.device_uuid, p.port, host(s.ip) as ip
        from public.device_ports p left join public.device_status s using (device_uuid)`,
     );
     this.devicesByPort = new Map(rows.map((row) => [row.port, row.device_uuid]));
+    // An allocation that committed while this query ran may be missing from its rows.
+    for (const [port, { device, at }] of this.allocatedAt) {
+      if (at >= started - 1000) this.devicesByPort.set(port, device);
+      else this.allocatedAt.delete(port);
+    }
     const byIp = new Map<string, string[]>();
     for (const row of rows) {
       if (row.ip) byIp.set(row.ip, [...(byIp.get(row.ip) ?? []), row.device_uuid]);
@@ -135,6 +143,7 @@ export class DeviceRegistry {
       const row = rows[0];
       if (!row) return null;
       this.devicesByPort.set(row.port, request.uuid);
+      this.allocatedAt.set(row.port, { device: request.uuid, at: Date.now() });
       if (clientIp) this.devicesByIp.set(clientIp.replace(/^::ffff:/, ''), [request.uuid]);
       return { port: row.port, ownerUserId: row.owner_user_id, created: row.created };
     } catch (error) {
@@ -153,6 +162,7 @@ export class DeviceRegistry {
   async release(deviceUuid: string, port: number): Promise<void> {
     this.unusable.add(port);
     this.devicesByPort.delete(port);
+    this.allocatedAt.delete(port);
     await this.asService('select private.release_device_port($1, $2)', [deviceUuid, port]);
   }
 

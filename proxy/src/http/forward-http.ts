@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { BodyTap } from '../capture/body-tap.ts';
 import { type Capture, connectionFields } from '../capture/capture.ts';
@@ -15,6 +17,8 @@ import type { ConnectionInfo } from '../connection-info.ts';
 export interface ForwardContext {
   agent: http.Agent;
   httpsAgent: https.Agent;
+  /** The DNS lookup for a destination port (one that refuses names resolving to the proxy). */
+  lookupFor(port: number): LookupFunction | undefined;
   bodyCap: number;
   deliver(capture: Capture): void;
 }
@@ -101,13 +105,16 @@ export function requestUpstream(
   if (request.headers['content-length'] === undefined && hasBody(request)) {
     headers.push('transfer-encoding', 'chunked');
   }
+  const port = Number(target.port || (secure ? 443 : 80));
+  const lookup = context.lookupFor(port);
   const options = {
     host: hostname,
-    port: Number(target.port || (secure ? 443 : 80)),
+    port,
     method: request.method,
     path: `${target.pathname}${target.search}`,
     headers,
     setHost: false,
+    ...(lookup ? { lookup } : {}),
   };
   return secure
     ? https.request({
@@ -206,6 +213,8 @@ export function forwardHttp(
   };
 
   let finished = false;
+  /** The origin's answer arrived in full (after that, a client hang-up is the client's own). */
+  let originDone = false;
   const finish = (kind: Capture['kind'], extra: Record<string, unknown>) => {
     if (finished) return;
     finished = true;
@@ -260,6 +269,14 @@ export function forwardHttp(
     });
   });
   // The origin agreed to take the body: tell the client (RFC 9110 §10.1.1).
+  // A 101 to a request that asked for no upgrade: Node would drop the socket without a word.
+  upstream.on('upgrade', (upgraded, socket: Duplex) => {
+    socket.destroy();
+    fail('the origin switched protocols on a request that did not ask to', {
+      upstreamStatus: upgraded.statusCode,
+      responseHeaders: headerPairs(upgraded.rawHeaders),
+    });
+  });
   upstream.on('continue', () => {
     if ('writeContinue' in response) response.writeContinue();
   });
@@ -306,6 +323,7 @@ export function forwardHttp(
       });
     });
     upstreamResponse.on('end', () => {
+      originDone = true;
       timings.receive = roundedSince(firstByteAt);
       finish('http', {
         statusCode: upstreamResponse.statusCode,
@@ -324,9 +342,16 @@ export function forwardHttp(
       `upstream ${target.host} unreachable: ${(error as NodeJS.ErrnoException).code ?? error.message}`,
     );
   });
-  // A client that goes away mid-exchange takes the upstream request with it.
+  // A client that goes away before the origin's answer is complete (an HTTP/1.1 hang-up, an
+  // HTTP/2 stream reset) takes the upstream request with it, and the exchange is captured.
+  // (An HTTP/2 response reports itself finished after a reset, so the origin side decides.)
   response.on('close', () => {
-    if (!response.writableFinished) upstream.destroy();
+    if (originDone) return;
+    upstream.destroy();
+    finish('error', {
+      error: 'the client went away before the answer was complete',
+      sizes: { requestBody: requestTap.size, responseBody: responseTap.size },
+    });
   });
 
   if (request.headers.expect?.toLowerCase() === '100-continue') upstream.flushHeaders();

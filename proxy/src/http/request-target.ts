@@ -1,7 +1,9 @@
 // Where a request goes, parsed without throwing: absolute-form URLs (RFC 9112 §3.2.2), and
-// origin-form inside a tunnel, whose destination the CONNECT fixed. A host name longer than DNS
-// allows (253) is refused here: it could only be an attack, and it would not fit the capture
-// indexes.
+// origin-form inside a tunnel, whose destination the CONNECT fixed. A CONNECT host must be a DNS
+// name (at most 253 bytes, labels of letters, digits, `-` and `_`) or an IP literal: anything
+// else could smuggle a path into the URL built from it (`127.0.0.1/.allowed.test`) and pass the
+// destination check under a name it does not go to.
+import { isIP } from 'node:net';
 import { hostForUrl } from '../connection-info.ts';
 
 const MAX_HOST_LENGTH = 253;
@@ -29,11 +31,25 @@ export function tunnelTarget(
   raw: string,
 ): URL | null {
   const origin = `${target.scheme}://${hostForUrl(target.host)}:${target.port}`;
-  if (raw.startsWith('/')) return parse(`${origin}${raw}`);
-  const absolute = absoluteTarget(raw);
-  return absolute ? parse(`${origin}${absolute.pathname}${absolute.search}`) : null;
+  const absolute = raw.startsWith('/') ? null : absoluteTarget(raw);
+  if (!raw.startsWith('/') && !absolute) return null;
+  const url = parse(
+    absolute ? `${origin}${absolute.pathname}${absolute.search}` : `${origin}${raw}`,
+  );
+  // The URL must still name the tunnel's destination, whatever the request line held.
+  return url && sameHost(url.hostname, target.host) ? url : null;
 }
 
+function sameHost(urlHostname: string, host: string): boolean {
+  const bare = urlHostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) === 6) return isIP(bare) === 6; // the URL parser compresses IPv6 literals
+  return bare === host.toLowerCase() || (isIP(host) === 4 && bare === host);
+}
+
+const DNS_NAME =
+  /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
+
+/** A CONNECT host the proxy will dial: a DNS name or an IP literal, nothing else. */
 export function acceptableHost(host: string): boolean {
-  return host.length > 0 && host.length <= MAX_HOST_LENGTH;
+  return isIP(host) !== 0 || DNS_NAME.test(host);
 }

@@ -33,6 +33,8 @@ export interface TunnelContext {
   http2: boolean;
   /** A tunnel whose client sends nothing is closed after this long. */
   firstByteTimeoutMs: number;
+  /** The DNS lookup for a destination port (one that refuses names resolving to the proxy). */
+  lookupFor(port: number): net.LookupFunction | undefined;
   serveHttp1(socket: Duplex): void;
   serveHttp2(socket: tls.TLSSocket, info: ConnectionInfo): void;
   logger: Logger;
@@ -140,7 +142,8 @@ function passThrough(
       ),
     );
   };
-  const server = net.connect({ host, port }, () => {
+  const lookup = context.lookupFor(port);
+  const server = net.connect({ host, port, ...(lookup ? { lookup } : {}) }, () => {
     client.pipe(server);
     server.pipe(client);
     client.resume();
