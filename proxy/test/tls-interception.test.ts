@@ -197,13 +197,20 @@ describe('intercepted HTTPS', () => {
       createConnection: () =>
         tls.connect({ socket: tunnel, servername: 'localhost', ca: ca.certPem }),
     } as WebSocket.ClientOptions);
-    const echoed = await new Promise<string>((resolve, reject) => {
-      socket.on('open', () => socket.send('hello through the proxy'));
-      socket.on('message', (data) => resolve(data.toString()));
+    const echoed: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      socket.on('open', () => {
+        socket.send('hello through the proxy');
+        socket.send(Buffer.from([1, 2, 3]));
+      });
+      socket.on('message', (data) => {
+        echoed.push(data.toString('hex'));
+        if (echoed.length === 2) resolve();
+      });
       socket.on('error', reject);
     });
-    socket.close();
-    expect(echoed).toBe('hello through the proxy');
+    socket.close(1000, 'done');
+    expect(echoed[0]).toBe(Buffer.from('hello through the proxy').toString('hex'));
     const entry = await database.entryWhere('path', '/ws');
     expect(entry.kind).toBe('websocket');
     expect(entry.payload).toMatchObject({
@@ -212,6 +219,25 @@ describe('intercepted HTTPS', () => {
       tls: { intercepted: true },
     });
     expect(entry.payload.requestHeaders).toContainEqual(['Upgrade', 'websocket']);
+    // When the socket closes, a second row records the messages both ways.
+    const closed = await until(async () => {
+      const rows = await database.query<{ payload: Record<string, unknown> }>(
+        `select payload from public.entries where path = '/ws' and payload ->> 'phase' = 'closed'`,
+      );
+      return rows[0];
+    });
+    const messages = closed?.payload.messages as Array<Record<string, unknown>>;
+    expect(messages.filter((message) => message.direction === 'send')).toEqual([
+      expect.objectContaining({ opcode: 1, text: 'hello through the proxy' }),
+      expect.objectContaining({ opcode: 2, base64: 'AQID' }),
+      expect.objectContaining({ opcode: 8, size: 6 }), // close: code 1000 and "done"
+    ]);
+    expect(messages.filter((message) => message.direction === 'receive')).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ opcode: 1, text: 'hello through the proxy' }),
+      ]),
+    );
+    expect(closed?.payload).toMatchObject({ messagesComplete: true, statusCode: 101 });
   });
 });
 

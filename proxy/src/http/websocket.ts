@@ -1,8 +1,10 @@
 // WebSocket and other Upgrade requests (RFC 9110 §7.8, RFC 6455 §4): the handshake goes to the
 // origin with its Connection/Upgrade headers kept; on 101 both sockets are joined and the
-// handshake is captured as kind `websocket` (request and response headers); a refused upgrade is
-// relayed as the origin sent it. Frames pass through uncaptured (the reference tools store them
-// as child rows; that is a later step).
+// handshake is captured at once as kind `websocket` (request and response headers); a refused
+// upgrade is relayed as the origin sent it. The frames pass through untouched; when the
+// connection closes, a second `websocket` row (`phase: 'closed'`, `handshake_request_id` naming
+// the first) records the messages both ways (up to 100 and the body cap), their counts, the bytes
+// and the duration. Rows are immutable, hence two: the handshake shows while the socket is open.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -14,6 +16,7 @@ import {
   headerPairs,
   requestUpstream,
 } from './forward-http.ts';
+import { FrameReader, type WebSocketMessage } from './websocket-frames.ts';
 
 const KEEP_FOR_UPGRADE = new Set(['connection', 'upgrade']);
 
@@ -38,9 +41,14 @@ export function forwardUpgrade(
   const secure = target.protocol === 'https:' || target.protocol === 'wss:';
   const hostname = target.hostname.replace(/^\[|\]$/g, '');
   const port = Number(target.port || (secure ? 443 : 80));
-  const capture = (kind: 'websocket' | 'error', extra: Record<string, unknown>) =>
+  const handshakeId = randomUUID();
+  const capture = (
+    kind: 'websocket' | 'error',
+    extra: Record<string, unknown>,
+    requestId: string = handshakeId,
+  ) =>
     context.deliver({
-      request_id: randomUUID(),
+      request_id: requestId,
       ts: startedAt.toISOString(),
       kind,
       device_uuid: info.attribution.deviceUuid,
@@ -71,11 +79,19 @@ export function forwardUpgrade(
     client.on('error', () => upstreamSocket.destroy());
     upstreamSocket.on('close', () => client.destroy());
     client.on('close', () => upstreamSocket.destroy());
-    capture('websocket', {
+    const handshake = {
       statusCode: response.statusCode,
       statusText: response.statusMessage,
       responseHeaders: headerPairs(response.rawHeaders),
-    });
+    };
+    capture('websocket', handshake);
+    recordMessages(client, upstreamSocket, head, upstreamHead, context.bodyCap, (messages) =>
+      capture(
+        'websocket',
+        { ...handshake, ...messages, handshake_request_id: handshakeId },
+        `${handshakeId}:closed`,
+      ),
+    );
   });
   upstream.on('response', (response) => {
     // The origin declined the upgrade: pass its answer on and close.
@@ -100,4 +116,50 @@ export function forwardUpgrade(
   });
   client.on('error', () => upstream.destroy());
   upstream.end();
+}
+
+/** Reads both directions' frames and reports them once, when either side closes. */
+function recordMessages(
+  client: Duplex,
+  origin: Duplex,
+  clientHead: Buffer,
+  originHead: Buffer,
+  bodyCap: number,
+  report: (summary: Record<string, unknown>) => void,
+): void {
+  const openedAt = performance.now();
+  const messages: WebSocketMessage[] = [];
+  const budget = { messages: 100, bytes: bodyCap };
+  const sent = new FrameReader('send', messages, budget, openedAt);
+  const received = new FrameReader('receive', messages, budget, openedAt);
+  const sizes = { clientToServer: 0, serverToClient: 0 };
+  const tap = (reader: FrameReader, side: keyof typeof sizes) => (chunk: Buffer) => {
+    sizes[side] += chunk.length;
+    try {
+      reader.push(chunk);
+    } catch {
+      reader.broken = true; // the record stops; the bytes still flow
+    }
+  };
+  const readSent = tap(sent, 'clientToServer');
+  const readReceived = tap(received, 'serverToClient');
+  if (clientHead.length > 0) readSent(clientHead);
+  if (originHead.length > 0) readReceived(originHead);
+  client.on('data', readSent);
+  origin.on('data', readReceived);
+  let reported = false;
+  const done = () => {
+    if (reported) return;
+    reported = true;
+    report({
+      phase: 'closed',
+      messages: messages.sort((a, b) => a.at - b.at),
+      messageCounts: { send: sent.count, receive: received.count },
+      messagesComplete: !sent.broken && !received.broken,
+      sizes,
+      timings: { open: Math.round((performance.now() - openedAt) * 100) / 100 },
+    });
+  };
+  client.once('close', done);
+  origin.once('close', done);
 }
