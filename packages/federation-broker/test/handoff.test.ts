@@ -463,7 +463,11 @@ describe('000 §7 error rows', () => {
     const notJson = await fetch(`${broker().brokerUrl}/start`, { method: 'POST', body: '{nope' });
     const unknownRoute = await callBroker(broker(), 'nothing', {});
     const getStart = await callBroker(broker(), 'start', {}, { method: 'GET' });
-    const preflight = await fetch(`${broker().brokerUrl}/start`, { method: 'OPTIONS' });
+    // A browser's preflight (Origin and Access-Control-Request-Method): the broker answers it.
+    const preflight = await fetch(`${broker().brokerUrl}/start`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://partner.example', 'access-control-request-method': 'POST' },
+    });
     expect([notJson.status, unknownRoute.status, getStart.status]).toEqual([400, 404, 405]);
     expect(preflight.status).toBeLessThan(300);
     for (const headers of [

@@ -1,5 +1,6 @@
 // CORS as the Supabase CLI's gateway sends it (Kong's cors plugin with its defaults): a preflight
-// is answered by the gateway itself; every other response gets `Access-Control-Allow-Origin: *`.
+// to REST, auth or realtime is answered by the gateway itself (one to an edge function goes to the
+// function); every other response gets `Access-Control-Allow-Origin: *`.
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 
 const ALLOWED_METHODS = 'GET,HEAD,PUT,PATCH,POST,DELETE,OPTIONS,TRACE,CONNECT';

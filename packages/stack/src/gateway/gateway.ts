@@ -181,7 +181,11 @@ function routeRealtimeHttp(
 const PREFIXES = ['/rest/v1', '/auth/v1', '/functions/v1', '/realtime/v1'] as const;
 
 function handle(request: IncomingMessage, response: ServerResponse, options: GatewayOptions) {
-  if (isPreflight(request)) {
+  // Edge functions answer their own preflights (Supabase's function CORS guide: `if (req.method
+  // === 'OPTIONS')`), so a function's CORS policy and headers reach the browser; the other
+  // routes get the gateway's, as Kong's cors plugin answers them in the CLI's stack.
+  const toFunction = (request.url ?? '').startsWith('/functions/v1/');
+  if (isPreflight(request) && !toFunction) {
     response.writeHead(200, preflightHeaders(request));
     response.end();
     return;
