@@ -7,12 +7,13 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import https from 'node:https';
-import net, { BlockList, isIP } from 'node:net';
+import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { CaptureWriter } from './capture/capture-writer.ts';
+import { ClientAllowlist } from './client-allowlist.ts';
 import {
   type Attribution,
   type ConnectionInfo,
@@ -27,6 +28,7 @@ import { type ForwardContext, forwardHttp } from './http/forward-http.ts';
 import { absoluteTarget, acceptableHost, tunnelTarget } from './http/request-target.ts';
 import { openTunnel, type TunnelContext } from './http/tunnel.ts';
 import { forwardUpgrade } from './http/websocket.ts';
+import { ListenerSet } from './listeners.ts';
 import { type ManagementContext, serveManagement } from './management/management.ts';
 import { isOwnAddress, lookupRefusingSelf } from './own-addresses.ts';
 import type { CertificateAuthority } from './tls/certificate-authority.ts';
@@ -81,23 +83,6 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
-function buildAllowlist(entries: string[]): BlockList {
-  const list = new BlockList();
-  for (const entry of entries) {
-    const [address, prefix] = entry.split('/') as [string, string | undefined];
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    if (prefix === undefined) list.addAddress(address, family);
-    else list.addSubnet(address, Number(prefix), family);
-  }
-  return list;
-}
-
-function allowed(list: BlockList, address: string | null | undefined): boolean {
-  if (!address) return false;
-  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return list.check(plain, isIP(plain) === 6 ? 'ipv6' : 'ipv4');
-}
-
 function sendJson(response: ServerResponse, status: number, body: object): void {
   response.writeHead(status, { 'content-type': 'application/json' });
   response.end(JSON.stringify(body));
@@ -105,21 +90,10 @@ function sendJson(response: ServerResponse, status: number, body: object): void 
 
 const TLS_HANDSHAKE_RECORD = 0x16;
 
-function listen(server: net.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve((server.address() as net.AddressInfo).port);
-    });
-  });
-}
-
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const logger = options.logger;
   const bindHost = options.host ?? '127.0.0.1';
-  const allowlist = buildAllowlist(options.allowlist);
+  const allowlist = new ClientAllowlist(options.allowlist);
   const destinations = new DestinationPolicy(options.destinations);
   const refuseDestination = (host: string) => `destination ${host} is not allowed by this proxy`;
   const firstByteTimeoutMs = options.firstByteTimeoutMs ?? 30_000;
@@ -157,16 +131,18 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     lookupFor: (port) => lookupRefusingSelf(port, ownAddress),
   };
 
-  const sockets = new Set<Duplex>();
-  const listeners = new Map<number, net.Server>();
-  const opening = new Map<number, Promise<void>>();
+  const listeners = new ListenerSet({
+    host: bindHost,
+    accept: (socket, port) => accept(socket, port),
+    logger,
+  });
   const http1 = http.createServer({ requireHostHeader: false });
   const h2 = http2.createServer();
   let pendingSessionInfo: ConnectionInfo | undefined;
 
   const attribute = (listenerPort: number, ip: string | null): Attribution => {
     const byPort = registry?.deviceForPort(listenerPort);
-    if (byPort && listenerPort !== mainPort && listenerPort !== managementPort) {
+    if (byPort && !listeners.isFixed(listenerPort)) {
       return { rule: 'port', deviceUuid: byPort };
     }
     const byIp = registry?.deviceForIp(ip);
@@ -175,8 +151,6 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   };
 
   const accept = (socket: net.Socket, listenerPort: number) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
     socket.setNoDelay(true);
     const ip = socket.remoteAddress ?? null;
@@ -198,7 +172,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       socket.unshift(first);
       if (first[0] === TLS_HANDSHAKE_RECORD && leaves) {
         // TLS to the proxy is for clients that may use it: others cost no certificate work.
-        if (!allowed(allowlist, ip)) {
+        if (!allowlist.allows(ip)) {
           socket.destroy();
           return;
         }
@@ -217,25 +191,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     logger,
   };
 
-  const ensureListener = (port: number): Promise<void> => {
-    if (listeners.has(port)) return Promise.resolve();
-    const inFlight = opening.get(port);
-    if (inFlight) return inFlight;
-    const server = net.createServer((socket) => accept(socket, port));
-    const started = listen(server, port, bindHost).then(
-      () => {
-        listeners.set(port, server);
-        opening.delete(port);
-      },
-      (error: Error) => {
-        opening.delete(port);
-        logger.error({ err: error, port }, 'cannot open a device port');
-        throw error;
-      },
-    );
-    opening.set(port, started);
-    return started;
-  };
+  const ensureListener = (port: number) => listeners.ensure(port);
 
   const management: ManagementContext = {
     writer: options.writer,
@@ -243,7 +199,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     leaves,
     passthrough,
     devices: registry && proxyDomain ? { registry, proxyDomain, ensureListener } : undefined,
-    listeningPorts: () => [...listeners.keys()],
+    listeningPorts: () => listeners.ports,
   };
 
   const ownAddress = { proxyDomain, bindHost, listening: (port: number) => listeners.has(port) };
@@ -314,7 +270,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       return;
     }
     if (!inTunnel) {
-      if (!allowed(allowlist, info.client.ip)) {
+      if (!allowlist.allows(info.client.ip)) {
         request.resume();
         sendJson(response, 403, { error: 'forbidden', message: 'source address not allowed' });
         return;
@@ -344,7 +300,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   http1.on('connect', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const info = connectionInfo(request.socket) as ConnectionInfo;
-    if (!allowed(allowlist, info.client.ip)) {
+    if (!allowlist.allows(info.client.ip)) {
       refuse(socket, '403 Forbidden');
       return;
     }
@@ -370,10 +326,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       refuse(socket, '400 Bad Request');
       return;
     }
-    if (
-      !destinations.allows(url.hostname) ||
-      (!info.target && !allowed(allowlist, info.client.ip))
-    ) {
+    if (!destinations.allows(url.hostname) || (!info.target && !allowlist.allows(info.client.ip))) {
       refuse(socket, '403 Forbidden');
       return;
     }
@@ -405,20 +358,15 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     forwardHttp(request, response, url, info, forwarding);
   });
 
-  let mainPort = 0;
-  let managementPort: number | undefined;
   if (registry) {
     if (options.ca) await registry.registerCa(options.ca.certPem, options.ca.fingerprint256);
     await registry.refresh();
   }
-  const mainServer = net.createServer((socket) => accept(socket, mainPort));
-  mainPort = await listen(mainServer, options.port, bindHost);
-  listeners.set(mainPort, mainServer);
-  if (options.managementPort !== undefined) {
-    const managementServer = net.createServer((socket) => accept(socket, managementPort as number));
-    managementPort = await listen(managementServer, options.managementPort, bindHost);
-    listeners.set(managementPort, managementServer);
-  }
+  const mainPort = await listeners.openFixed(options.port);
+  const managementPort =
+    options.managementPort === undefined
+      ? undefined
+      : await listeners.openFixed(options.managementPort);
   // Restart: every device keeps its port (002 §2.3).
   for (const port of registry?.ports ?? []) {
     await ensureListener(port).catch(() => undefined);
@@ -427,11 +375,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const syncListeners = async (devices: DeviceRegistry) => {
     await devices.refresh();
     const allocated = new Set(devices.ports);
-    for (const [port, server] of listeners) {
-      if (port === mainPort || port === managementPort || allocated.has(port)) continue;
-      listeners.delete(port);
-      server.close();
-    }
+    for (const port of listeners.ports) if (!allocated.has(port)) listeners.close(port);
     await Promise.all(devices.ports.map((port) => ensureListener(port).catch(() => undefined)));
   };
   const refresher = registry
@@ -450,11 +394,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     leaves,
     async stop() {
       if (refresher) clearInterval(refresher);
-      const closing = [...listeners.values()].map(
-        (server) => new Promise<void>((resolve) => server.close(() => resolve())),
-      );
-      for (const socket of sockets) socket.destroy();
-      await Promise.all(closing);
+      await listeners.closeAll();
       forwarding.agent.destroy();
       forwarding.httpsAgent.destroy();
     },
