@@ -237,13 +237,15 @@ export function forwardHttp(
   };
   /** Answers 502 (or cuts a response already under way) and captures why. */
   const fail = (reason: string, extra: Record<string, unknown> = {}) => {
-    if (!response.headersSent) {
+    try {
+      if (response.headersSent) throw new Error('too late for a 502');
       const headers = { 'content-type': 'application/json' };
       if (request.httpVersionMajor === 2) (response as Http2ServerResponse).writeHead(502, headers);
       // The reason phrase is explicit: a refused writeHead leaves the origin's one behind.
       else (response as ServerResponse).writeHead(502, 'Bad Gateway', headers);
       response.end(JSON.stringify({ error: 'bad_gateway', message: reason }));
-    } else {
+    } catch {
+      // An answer already under way, or a client already gone (a reset HTTP/2 stream): cut it.
       response.destroy();
     }
     finish('error', { statusCode: 502, error: reason, ...extra });
