@@ -3,7 +3,7 @@
 -- broker RPCs (codes single-use and 60 s, jti single use, rate limits) and the role clamp.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(78);
+select plan(86);
 
 \ir helpers/actors.psql
 
@@ -168,6 +168,7 @@ select is(public.federation_broker_consume_code(repeat('0f', 32), 'challenge-off
   'gone', 'a disabled client''s outstanding code is gone');
 
 -- Rule 3 for the life of a link: an account linked as a non-admin is unlinked once it is an admin.
+update auth.users set email_confirmed_at = now() where id = pg_temp.uid('viewer');
 do $$ begin perform public.federation_broker_bind_identity('svc_pgtap', 'sub-linked', pg_temp.uid('viewer'), false); end $$;
 select is(public.federation_broker_issue_code('svc_pgtap', repeat('1f', 32), 'challenge-l1', 'sub-linked', at => '2030-01-01 00:00:00+00'),
   'issued', 'a code for the linked partner user is issued');
@@ -189,6 +190,44 @@ select is(public.federation_broker_bind_identity('svc_pgtap', 'sub-a', pg_temp.u
   pg_temp.uid('a')::text, 'an identity is bound');
 select throws_ok($$insert into public.user_roles (user_id, role_id) select pg_temp.uid('a'), id from public.roles where slug = 'admin'$$,
   '42501', null, 'a provisioned account cannot be granted the admin role');
+
+
+-- Second review. One address past its own IP limit no longer uses up the client's budget.
+do $$ begin perform public.upsert_federation_client(client_id => 'svc_dos', client_name => 'D',
+  verify_mode => 'backend_bearer', capped_role => 'member', backend_base_url => 'https://partner.example',
+  ip_limit_per_minute => 2, start_limit_per_minute => 5, confirm => true); end $$;
+select is((select array_agg(public.federation_broker_begin_start('svc_dos', '6.6.6.6', '2030-01-01 00:00:00+00') ->> 'status') from generate_series(1, 10)),
+  array['ok', 'ok'] || array_fill('rate_limited'::text, array[8]), 'one address is held to its IP limit');
+select is(public.federation_broker_begin_start('svc_dos', '7.7.7.7', '2030-01-01 00:00:00+00') ->> 'status',
+  'ok', 'and its refused requests do not use up the client''s budget for other addresses');
+
+-- Lowering a client's capped_role re-clamps the accounts it provisioned at once.
+insert into public.roles (slug, name) values ('pgtap_capped', 'capped lower');
+do $$ begin perform public.upsert_federation_client(client_id => 'svc_pgtap', client_name => 'P',
+  verify_mode => 'backend_bearer', capped_role => 'pgtap_capped', backend_base_url => 'https://partner.example',
+  confirm => true); end $$;
+select is((select array_agg(r.slug) from public.user_roles ur join public.roles r on r.id = ur.role_id
+           where ur.user_id = pg_temp.uid('a')), array['pgtap_capped'],
+  'an account the client provisioned holds the new capped role at once');
+select is((select count(*)::int from public.user_roles ur join public.roles r on r.id = ur.role_id
+           where ur.user_id = pg_temp.uid('b') and r.slug = 'member'), 1,
+  'accounts the client did not provision are untouched');
+
+-- A capped role cannot become an admin role afterwards.
+select throws_ok($$update public.roles set is_admin = true where slug = 'pgtap_capped'$$,
+  '23514', null, 'a capped_role cannot be turned into an admin role');
+
+-- Links are checked again when they are made (the facts were read earlier, without a lock).
+update auth.users set email_confirmed_at = now() where id = pg_temp.uid('b');
+do $$ begin perform public.upsert_federation_client(client_id => 'svc_trusted', client_name => 'T',
+  verify_mode => 'backend_bearer', capped_role => 'member', backend_base_url => 'https://partner.example',
+  email_linking_trusted => true, confirm => true); end $$;
+select is(public.federation_broker_bind_identity('svc_trusted', 'sub-x', pg_temp.uid('b'), false) ->> 'user_id',
+  pg_temp.uid('b')::text, 'a linkable account is linked');
+select is(public.federation_broker_bind_identity('svc_pgtap', 'sub-y', pg_temp.uid('b'), false) ->> 'refused',
+  'true', 'a second partner cannot link an account that is already federated');
+select is(public.federation_broker_bind_identity('svc_trusted', 'sub-z', pg_temp.uid('a'), false) ->> 'refused',
+  'true', 'nor link an account another partner provisioned');
 
 select * from finish();
 rollback;

@@ -17,11 +17,10 @@ export interface SettledAccount {
   email: string;
 }
 
-interface BoundIdentity {
-  user_id: string;
-  email: string;
-  provisioned: boolean;
-}
+type BoundIdentity =
+  | { refused: false; user_id: string; email: string; provisioned: boolean }
+  /** A link the database refused when it was made (000 §4.5 rule 3, checked under a lock). */
+  | { refused: true };
 
 async function createAccount(
   api: SupabaseApi,
@@ -80,6 +79,7 @@ async function provision(
   let bound: BoundIdentity;
   try {
     bound = await bind(api, subject, userId, true);
+    if (bound.refused) throw new Error('a provisioned binding was refused');
   } catch (error) {
     // An account nobody can reach must not stay behind; the next hand-off provisions afresh.
     await api.auth(`/admin/users/${userId}`, 'DELETE', {}, true).catch(() => undefined);
@@ -107,6 +107,9 @@ export async function settleAccount(
       return provision(api, subject, undefined);
     case 'link': {
       const bound = await bind(api, subject, choice.userId, false);
+      // The account stopped being linkable since the facts were read (another partner linked
+      // it, it became an admin): rule 2, a fresh account, never the existing one.
+      if (bound.refused) return provision(api, subject, undefined);
       logEvent('account_linked', { client_id: subject.clientId });
       return { userId: bound.user_id, email: bound.email };
     }

@@ -220,3 +220,32 @@ Deno.test('an account whose identity cannot be bound is deleted again, not left 
   await rejects(() => settleAccount(api, subject, { kind: 'provision', email: 'a@example.com' }));
   assertEquals(calls, ['POST /admin/users', 'DELETE /admin/users/new-user']);
 });
+
+Deno.test('a link refused when it is made gets a fresh synthetic account, never the existing one', async () => {
+  const created: string[] = [];
+  const binds: unknown[] = [];
+  const api = {
+    auth: (path: string, method: string, body: { email?: string }) => {
+      if (method === 'POST' && path === '/admin/users') created.push(body.email ?? '');
+      return Promise.resolve({ id: 'fresh-user' });
+    },
+    rpc: (_name: string, args: { user_id: string; provisioned: boolean }) => {
+      binds.push(args);
+      return Promise.resolve(
+        args.provisioned
+          ? { refused: false, user_id: args.user_id, email: created[0], provisioned: true }
+          : { refused: true },
+      );
+    },
+  } as unknown as SupabaseApi;
+  const subject = { clientId: 'svc_x', partnerSub: 'sub-1', cappedRole: 'member' };
+  const account = await settleAccount(api, subject, {
+    kind: 'link',
+    userId: 'existing-user',
+    email: 'victim@example.com',
+  });
+  assertEquals(account.userId, 'fresh-user');
+  assertEquals(created.length, 1);
+  assert(/^fed\.svc_x\.[0-9a-f]{32}@federated\.invalid$/.test(created[0] ?? ''));
+  assertEquals(binds.length, 2);
+});
