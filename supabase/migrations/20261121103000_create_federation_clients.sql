@@ -11,6 +11,7 @@ create table public.federation_clients (
   audience text,
   capped_role text not null references public.roles (slug) on update cascade on delete restrict,
   email_linking_trusted boolean not null default false,
+  emails_verified_by_partner boolean not null default false,
   enabled boolean not null default true,
   start_limit_per_minute integer not null default 600,
   exchange_limit_per_minute integer not null default 600,
@@ -36,6 +37,9 @@ create table public.federation_clients (
 comment on table public.federation_clients is
   'Partner apps allowed to hand users to the companion app (000 §2.2). Written only by '
   'upsert_federation_client / delete_federation_client; holds no secret.';
+comment on column public.federation_clients.emails_verified_by_partner is
+  'The partner verifies every e-mail it sends (backend_bearer, hosted_jwt): an e-mail without '
+  'email_verified is then trusted. Otherwise only email_verified = true is (reference A, §1).';
 comment on column public.federation_clients.capped_role is
   'App role (roles.slug, never an admin role) every user provisioned through this client is '
   'clamped to (000 §4.5 rule 4).';

@@ -48,6 +48,7 @@ as $$
     'verify_mode', client.verify_mode, 'backend_base_url', client.backend_base_url,
     'jwks_url', client.jwks_url, 'issuer', client.issuer, 'audience', client.audience,
     'capped_role', client.capped_role, 'email_linking_trusted', client.email_linking_trusted,
+    'emails_verified_by_partner', client.emails_verified_by_partner,
     'enabled', client.enabled, 'start_limit_per_minute', client.start_limit_per_minute,
     'exchange_limit_per_minute', client.exchange_limit_per_minute,
     'ip_limit_per_minute', client.ip_limit_per_minute,
@@ -130,7 +131,8 @@ create function public.upsert_federation_client(
   mint_hmac_secret boolean default false,
   start_limit_per_minute integer default 600,
   exchange_limit_per_minute integer default 600,
-  ip_limit_per_minute integer default 60
+  ip_limit_per_minute integer default 60,
+  emails_verified_by_partner boolean default false
 )
 returns jsonb
 language plpgsql
@@ -174,7 +176,7 @@ begin
   insert into public.federation_clients as c (
     client_id, client_name, verify_mode, backend_base_url, jwks_url, issuer, audience,
     capped_role, email_linking_trusted, enabled, start_limit_per_minute,
-    exchange_limit_per_minute, ip_limit_per_minute)
+    exchange_limit_per_minute, ip_limit_per_minute, emails_verified_by_partner)
   values (
     upsert_federation_client.client_id, upsert_federation_client.client_name,
     upsert_federation_client.verify_mode, upsert_federation_client.backend_base_url,
@@ -183,14 +185,16 @@ begin
     upsert_federation_client.email_linking_trusted, upsert_federation_client.enabled,
     upsert_federation_client.start_limit_per_minute,
     upsert_federation_client.exchange_limit_per_minute,
-    upsert_federation_client.ip_limit_per_minute)
+    upsert_federation_client.ip_limit_per_minute,
+    upsert_federation_client.emails_verified_by_partner)
   on conflict on constraint federation_clients_pkey do update set
     client_name = excluded.client_name, backend_base_url = excluded.backend_base_url,
     jwks_url = excluded.jwks_url, issuer = excluded.issuer, audience = excluded.audience,
     capped_role = excluded.capped_role, email_linking_trusted = excluded.email_linking_trusted,
     enabled = excluded.enabled, start_limit_per_minute = excluded.start_limit_per_minute,
     exchange_limit_per_minute = excluded.exchange_limit_per_minute,
-    ip_limit_per_minute = excluded.ip_limit_per_minute, updated_at = now()
+    ip_limit_per_minute = excluded.ip_limit_per_minute,
+    emails_verified_by_partner = excluded.emails_verified_by_partner, updated_at = now()
   returning * into saved;
 
   if mint_hmac_secret then

@@ -38,6 +38,7 @@ begin
     'client_id', client.client_id, 'verify_mode', client.verify_mode,
     'backend_base_url', client.backend_base_url, 'jwks_url', client.jwks_url,
     'issuer', client.issuer, 'audience', client.audience,
+    'emails_verified_by_partner', client.emails_verified_by_partner,
     'sealed_secret', encode(sealed, 'base64')));
 end
 $$;

@@ -3,7 +3,7 @@
 -- broker RPCs (codes single-use and 60 s, jti single use, rate limits) and the role clamp.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(86);
+select plan(87);
 
 \ir helpers/actors.psql
 
@@ -229,5 +229,7 @@ select is(public.federation_broker_bind_identity('svc_pgtap', 'sub-y', pg_temp.u
 select is(public.federation_broker_bind_identity('svc_trusted', 'sub-z', pg_temp.uid('a'), false) ->> 'refused',
   'true', 'nor link an account another partner provisioned');
 
+select col_default_is('public', 'federation_clients', 'emails_verified_by_partner', 'false',
+  'a client is trusted to verify e-mails only when onboarded so (reference A)');
 select * from finish();
 rollback;

@@ -44,6 +44,12 @@ beforeAll(async () => {
     backend_base_url: backend.url,
     email_linking_trusted: true,
   });
+  await onboard(broker(), {
+    client_id: 'svc_unvouched',
+    verify_mode: 'backend_bearer',
+    backend_base_url: backend.url,
+    emails_verified_by_partner: false,
+  });
 });
 
 afterAll(async () => {
@@ -201,6 +207,24 @@ describe('provisioning rules (000 §4.5)', () => {
       email_verified: false,
     } as never);
     expect(await accountEmail(session.user_id)).toMatch(/@federated\.invalid$/);
+  });
+});
+
+describe('which e-mails count as verified (reference A)', () => {
+  it('ignores an e-mail without email_verified from a client not marked as verifying e-mails', async () => {
+    const email = `${uniqueId('unclaimed')}@example.com`;
+    const session = await handOff('svc_unvouched', { id: uniqueId('sub'), email });
+    expect(await accountEmail(session.user_id)).toMatch(/@federated\.invalid$/);
+  });
+
+  it('uses an e-mail the partner marks email_verified: true', async () => {
+    const email = `${uniqueId('claimed')}@example.com`;
+    const session = await handOff('svc_unvouched', {
+      id: uniqueId('sub'),
+      email,
+      email_verified: true,
+    } as never);
+    expect(await accountEmail(session.user_id)).toBe(email);
   });
 });
 

@@ -14,7 +14,7 @@ import type { SupabaseApi } from './supabase-api.ts';
 import { verifyBackendBearer } from './verify/backend-bearer.ts';
 import { verifyHmacAssertion } from './verify/hmac.ts';
 import { verifyHostedJwt } from './verify/hosted-jwt.ts';
-import type { PartnerIdentity } from './verify/partner-identity.ts';
+import { type PartnerIdentity, trustedEmail } from './verify/partner-identity.ts';
 
 export interface BrokerDeps {
   config: BrokerConfig;
@@ -29,6 +29,7 @@ interface ClientSettings {
   jwks_url: string | null;
   issuer: string | null;
   audience: string | null;
+  emails_verified_by_partner: boolean;
   sealed_secret: string | null;
 }
 
@@ -113,7 +114,11 @@ export async function handleStart(
   if (begin.status !== 'ok') throw new BrokerError('access_denied', 'unknown or disabled client');
   const client = begin.client;
   requireCredential(client.verify_mode, body, request);
-  const identity = await verifyCredential(client, body, request, deps, clock);
+  const verified = await verifyCredential(client, body, request, deps, clock);
+  const identity = {
+    ...verified,
+    email: trustedEmail(verified, client.verify_mode, client.emails_verified_by_partner),
+  };
 
   const code = mintHandoffCode();
   const outcome = await deps.api.rpc<string>('federation_broker_issue_code', {

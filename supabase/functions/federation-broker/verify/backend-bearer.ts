@@ -50,5 +50,8 @@ export function identityFromUsersMe(user: unknown): PartnerIdentity {
   const email = typeof record.email === 'string' && record.email_verified !== false
     ? record.email
     : undefined;
-  return { sub, email };
+  const emailVerified = typeof record.email_verified === 'boolean'
+    ? record.email_verified
+    : undefined;
+  return { sub, email, emailVerified };
 }

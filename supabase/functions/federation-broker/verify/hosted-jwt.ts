@@ -71,7 +71,10 @@ export async function verifyHostedJwt(
     const email = typeof payload.email === 'string' && payload.email_verified !== false
       ? payload.email
       : undefined;
-    return { sub: payload.sub, email };
+    const emailVerified = typeof payload.email_verified === 'boolean'
+      ? payload.email_verified
+      : undefined;
+    return { sub: payload.sub, email, emailVerified };
   } catch (cause) {
     if (cause instanceof BrokerError) throw cause;
     const reason = cause instanceof jose.errors.JOSEError ? cause.code : 'verification failed';
