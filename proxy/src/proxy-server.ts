@@ -12,8 +12,8 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { AddressList } from './address-list.ts';
 import type { CaptureWriter } from './capture/capture-writer.ts';
-import { ClientAllowlist } from './client-allowlist.ts';
 import {
   type Attribution,
   type ConnectionInfo,
@@ -93,7 +93,7 @@ const TLS_HANDSHAKE_RECORD = 0x16;
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const logger = options.logger;
   const bindHost = options.host ?? '127.0.0.1';
-  const allowlist = new ClientAllowlist(options.allowlist);
+  const allowlist = new AddressList(options.allowlist);
   const destinations = new DestinationPolicy(options.destinations);
   const refuseDestination = (host: string) => `destination ${host} is not allowed by this proxy`;
   const firstByteTimeoutMs = options.firstByteTimeoutMs ?? 30_000;

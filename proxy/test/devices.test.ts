@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePortRange } from '../../packages/stack/src/ports.ts';
 import { until } from '../../packages/stack/test/helpers/until.ts';
 import {
-  CaptureWriter,
+  type CaptureWriter,
   type CertificateAuthority,
   loadOrCreateCertificateAuthority,
   PAC_CONTENT_TYPE,
@@ -133,12 +133,7 @@ beforeAll(async () => {
   ca = loadOrCreateCertificateAuthority(caDir);
   origins = await startOrigins(['127.0.0.1']);
   range = await findFreePortRange(30, ['127.0.0.1', '127.0.0.2']);
-  writer = new CaptureWriter({
-    dbUrl: database.url,
-    spoolDir: join(database.dataDir, 'spool'),
-    logger,
-    flushIntervalMs: 50,
-  });
+  writer = database.writer();
   daemonA = await startDaemon('127.0.0.1');
   daemonB = await startDaemon('127.0.0.2');
   bundleA = await issueBundle(pool, OWNER_A);

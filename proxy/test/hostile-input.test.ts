@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePortRange } from '../../packages/stack/src/ports.ts';
 import { until } from '../../packages/stack/test/helpers/until.ts';
 import {
-  CaptureWriter,
+  type CaptureWriter,
   type CertificateAuthority,
   LeafCertificateCache,
   loadOrCreateCertificateAuthority,
@@ -77,6 +77,32 @@ function get(path: string, port = proxy.port): Promise<{ status: number; body: s
   });
 }
 
+/** An HTTP/2 session to the raw TLS origin through a CONNECT tunnel the proxy intercepts. */
+async function http2ToRawTlsOrigin(): Promise<http2.ClientHttp2Session> {
+  const tunnel = await new Promise<net.Socket>((resolve, reject) => {
+    const connect = http.request({
+      host: '127.0.0.1',
+      port: proxy.port,
+      method: 'CONNECT',
+      path: `localhost:${rawTlsPort}`,
+    });
+    connect.on('connect', (_response, socket) => resolve(socket));
+    connect.on('error', reject);
+    connect.end();
+  });
+  const session = http2.connect(`https://localhost:${rawTlsPort}`, {
+    createConnection: () =>
+      tls.connect({
+        socket: tunnel,
+        servername: 'localhost',
+        ca: ca.certPem,
+        ALPNProtocols: ['h2'],
+      }),
+  });
+  session.on('error', () => undefined);
+  return session;
+}
+
 beforeAll(async () => {
   database = await startCaptureDatabase(logger);
   pool = new pg.Pool({ connectionString: database.url, max: 2 });
@@ -98,12 +124,7 @@ beforeAll(async () => {
   rawTlsOrigin = tls.createServer({ key: leaf.keyPem, cert: leaf.certPem }, answerRaw);
   await new Promise<void>((resolve) => rawTlsOrigin.listen(0, '127.0.0.1', resolve));
   rawTlsPort = (rawTlsOrigin.address() as AddressInfo).port;
-  writer = new CaptureWriter({
-    dbUrl: database.url,
-    spoolDir: join(database.dataDir, 'spool'),
-    logger,
-    flushIntervalMs: 50,
-  });
+  writer = database.writer();
   proxy = await startProxy({
     port: 0,
     managementPort: 0,
@@ -179,27 +200,7 @@ describe('origins that answer what cannot be relayed', () => {
     rawAnswer =
       'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Type: text/html\r\n' +
       'Vary: a\r\nVary: b\r\ncontent-length: 2\r\n\r\nok';
-    const tunnel = await new Promise<net.Socket>((resolve, reject) => {
-      const connect = http.request({
-        host: '127.0.0.1',
-        port: proxy.port,
-        method: 'CONNECT',
-        path: `localhost:${rawTlsPort}`,
-      });
-      connect.on('connect', (_response, socket) => resolve(socket));
-      connect.on('error', reject);
-      connect.end();
-    });
-    const session = http2.connect(`https://localhost:${rawTlsPort}`, {
-      createConnection: () =>
-        tls.connect({
-          socket: tunnel,
-          servername: 'localhost',
-          ca: ca.certPem,
-          ALPNProtocols: ['h2'],
-        }),
-    });
-    session.on('error', () => undefined);
+    const session = await http2ToRawTlsOrigin();
     const headers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
       const stream = session.request({ ':path': '/duplicate-headers' });
       stream.on('response', resolve);
@@ -221,27 +222,7 @@ describe('origins that answer what cannot be relayed', () => {
 
   it('captures an HTTP/2 stream the client cancels before the origin answers', async () => {
     rawAnswer = HANG;
-    const tunnel = await new Promise<net.Socket>((resolve, reject) => {
-      const connect = http.request({
-        host: '127.0.0.1',
-        port: proxy.port,
-        method: 'CONNECT',
-        path: `localhost:${rawTlsPort}`,
-      });
-      connect.on('connect', (_response, socket) => resolve(socket));
-      connect.on('error', reject);
-      connect.end();
-    });
-    const session = http2.connect(`https://localhost:${rawTlsPort}`, {
-      createConnection: () =>
-        tls.connect({
-          socket: tunnel,
-          servername: 'localhost',
-          ca: ca.certPem,
-          ALPNProtocols: ['h2'],
-        }),
-    });
-    session.on('error', () => undefined);
+    const session = await http2ToRawTlsOrigin();
     const stream = session.request({ ':path': '/cancelled' });
     stream.on('error', () => undefined);
     await until(async () =>

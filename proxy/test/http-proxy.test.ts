@@ -5,14 +5,13 @@
 import { execFile } from 'node:child_process';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import zlib from 'node:zlib';
 import type pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../packages/stack/src/ports.ts';
 import { until } from '../../packages/stack/test/helpers/until.ts';
-import { CaptureWriter, type RunningProxy, startProxy } from '../src/index.ts';
+import { type CaptureWriter, type RunningProxy, startProxy } from '../src/index.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
@@ -79,12 +78,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
   originPort = (origin.address() as AddressInfo).port;
-  writer = new CaptureWriter({
-    dbUrl: database.url,
-    spoolDir: join(database.dataDir, 'spool'),
-    logger,
-    flushIntervalMs: 50,
-  });
+  writer = database.writer();
   proxy = await startProxy({
     port: 0,
     writer,

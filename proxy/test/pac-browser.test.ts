@@ -14,7 +14,7 @@ import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePortRange } from '../../packages/stack/src/ports.ts';
 import {
-  CaptureWriter,
+  type CaptureWriter,
   loadOrCreateCertificateAuthority,
   type RunningProxy,
   startProxy,
@@ -43,12 +43,7 @@ beforeAll(async () => {
   pool.on('error', () => undefined);
   caDir = mkdtempSync(join(tmpdir(), 'proxy-ca-'));
   origins = await startOrigins(['127.0.0.1']);
-  writer = new CaptureWriter({
-    dbUrl: database.url,
-    spoolDir: join(database.dataDir, 'spool'),
-    logger,
-    flushIntervalMs: 50,
-  });
+  writer = database.writer();
   proxy = await startProxy({
     port: 0,
     managementPort: 0,

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { until } from '../../packages/stack/test/helpers/until.ts';
 import {
-  CaptureWriter,
+  type CaptureWriter,
   type CertificateAuthority,
   loadOrCreateCertificateAuthority,
   type RunningProxy,
@@ -55,12 +55,7 @@ beforeAll(async () => {
   originCaFile = join(caDir, 'origin-ca.pem');
   const { writeFileSync } = await import('node:fs');
   writeFileSync(originCaFile, origins.originCa.certPem);
-  writer = new CaptureWriter({
-    dbUrl: database.url,
-    spoolDir: join(database.dataDir, 'spool'),
-    logger,
-    flushIntervalMs: 50,
-  });
+  writer = database.writer();
   proxy = await startProxy({
     port: 0,
     writer,

@@ -29,9 +29,11 @@ revoke execute on function private.federation_default_limit(text) from public, a
   authenticated;
 
 -- Security definer: reads the client record and its sealed secret and writes the counters, none
--- of which the service role may touch directly.
+-- of which the service role may touch directly. A /start refused by its IP's limit is not
+-- counted against the client's own bucket (000 §7/§8): otherwise one address, hammering past its
+-- own 429s, would fill the client's per-minute budget and lock every other user of it out.
 create function public.federation_broker_begin_start(client_id text, client_ip text,
-                                                    at timestamptz default null)
+                                                     at timestamptz default null)
 returns jsonb
 language plpgsql
 security definer
@@ -41,20 +43,20 @@ declare
   t timestamptz := coalesce(at, now());
   client public.federation_clients;
   sealed bytea;
-  ip_ok boolean;
-  client_ok boolean;
 begin
   -- 000 §2.2: a disabled client answers exactly like an unknown one, so it is not even read:
   -- its own thresholds and buckets would tell the two apart by when 429 starts.
   select * into client from public.federation_clients c
   where c.client_id = federation_broker_begin_start.client_id and c.enabled;
-  -- 000 §7: both limits count every request, known client or not. An IP is counted per client
-  -- (each client sets its own threshold); requests naming unknown clients share one IP bucket.
-  ip_ok := private.federation_hit('start:ip:' || coalesce(client.client_id, '?') || ':' || client_ip,
-    coalesce(client.ip_limit_per_minute, private.federation_default_limit('ip')), t);
-  client_ok := private.federation_hit('start:client:' || federation_broker_begin_start.client_id,
-    coalesce(client.start_limit_per_minute, private.federation_default_limit('client')), t);
-  if not (ip_ok and client_ok) then
+  -- 000 §7: per IP first (per client; requests naming unknown clients share one IP bucket), and
+  -- only a request the IP limit lets through is counted against the client, so a single
+  -- address cannot use up a partner's budget.
+  if not private.federation_hit(
+       'start:ip:' || coalesce(client.client_id, '?') || ':' || client_ip,
+       coalesce(client.ip_limit_per_minute, private.federation_default_limit('ip')), t)
+     or not private.federation_hit('start:client:' || federation_broker_begin_start.client_id,
+       coalesce(client.start_limit_per_minute, private.federation_default_limit('client')), t)
+  then
     return jsonb_build_object('status', 'rate_limited');
   end if;
   if client.client_id is null then
@@ -66,6 +68,7 @@ begin
     'client_id', client.client_id, 'verify_mode', client.verify_mode,
     'backend_base_url', client.backend_base_url, 'jwks_url', client.jwks_url,
     'issuer', client.issuer, 'audience', client.audience,
+    'emails_verified_by_partner', client.emails_verified_by_partner,
     'sealed_secret', encode(sealed, 'base64')));
 end
 $$;
@@ -237,9 +240,13 @@ revoke execute on function public.federation_broker_consume_code(text, text, tex
 grant execute on function public.federation_broker_consume_code(text, text, text, timestamptz)
   to service_role;
 
--- Security definer: writes private identities and clamps user_roles for the broker.
+-- Security definer: writes private identities and clamps user_roles for the broker. The linking
+-- refusals of 000 §4.5 rule 3 are checked again here, under a lock on the account: the broker
+-- reads the facts at consume time and binds later, so two trusted hand-offs (two partners, or two
+-- subs of one) could otherwise both link one account, or a link could land on an account that
+-- became an admin or another partner's in between.
 create function public.federation_broker_bind_identity(client_id text, partner_sub text,
-                                                      user_id uuid, provisioned boolean)
+                                                       user_id uuid, provisioned boolean)
 returns jsonb
 language plpgsql
 security definer
@@ -249,27 +256,53 @@ declare
   bound private.federation_identities;
   capped text;
 begin
-  -- Two first hand-offs of one partner user may race: the first binding wins, the loser's
-  -- freshly made account is deleted by the broker.
-  insert into private.federation_identities as i (client_id, partner_sub, user_id, provisioned)
-  values (federation_broker_bind_identity.client_id, federation_broker_bind_identity.partner_sub,
-          federation_broker_bind_identity.user_id, federation_broker_bind_identity.provisioned)
-  on conflict on constraint federation_identities_pkey do nothing;
   select * into bound from private.federation_identities i
   where i.client_id = federation_broker_bind_identity.client_id
     and i.partner_sub = federation_broker_bind_identity.partner_sub;
+  if not found then
+    if not federation_broker_bind_identity.provisioned then
+      -- Serializes links to one account: a second binder waits here, then sees the first link.
+      perform 1 from auth.users u where u.id = federation_broker_bind_identity.user_id
+      for no key update;
+      if not exists (
+           select 1 from auth.users u
+           where u.id = federation_broker_bind_identity.user_id
+             and u.email_confirmed_at is not null)
+         or exists (
+           select 1 from public.user_roles ur join public.roles r on r.id = ur.role_id
+           where ur.user_id = federation_broker_bind_identity.user_id and r.is_admin)
+         or exists (
+           select 1 from private.federation_identities i
+           where i.user_id = federation_broker_bind_identity.user_id)
+      then
+        -- The broker falls back to a fresh account (rule 2).
+        return jsonb_build_object('refused', true);
+      end if;
+    end if;
+    -- Two first hand-offs of one partner user may race: the first binding wins, the loser's
+    -- freshly made account is deleted by the broker.
+    insert into private.federation_identities as i (client_id, partner_sub, user_id, provisioned)
+    values (federation_broker_bind_identity.client_id, federation_broker_bind_identity.partner_sub,
+            federation_broker_bind_identity.user_id, federation_broker_bind_identity.provisioned)
+    on conflict on constraint federation_identities_pkey do nothing;
+    select * into bound from private.federation_identities i
+    where i.client_id = federation_broker_bind_identity.client_id
+      and i.partner_sub = federation_broker_bind_identity.partner_sub;
+  end if;
   if bound.provisioned then
     select c.capped_role into capped from public.federation_clients c
     where c.client_id = bound.client_id;
     perform private.clamp_federated_user(bound.user_id, capped);
   end if;
-  return jsonb_build_object('user_id', bound.user_id, 'provisioned', bound.provisioned,
+  return jsonb_build_object('refused', false, 'user_id', bound.user_id,
+    'provisioned', bound.provisioned,
     'email', (select u.email from auth.users u where u.id = bound.user_id));
 end
 $$;
 comment on function public.federation_broker_bind_identity(text, text, uuid, boolean) is
   'Broker only: maps (client_id, partner sub) to an account (first binding wins) and clamps a '
-  'provisioned account to the client''s capped_role; returns the bound account.';
+  'provisioned account to the client''s capped_role; returns the bound account, or '
+  'refused = true when a link (provisioned = false) would break 000 §4.5 rule 3.';
 revoke execute on function public.federation_broker_bind_identity(text, text, uuid, boolean)
   from public, anon, authenticated;
 grant execute on function public.federation_broker_bind_identity(text, text, uuid, boolean)

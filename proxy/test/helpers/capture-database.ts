@@ -13,12 +13,15 @@ import {
 } from '../../../packages/stack/src/postgres/schema-setup.ts';
 import { REPO_ROOT } from '../../../packages/stack/src/stack.ts';
 import { until } from '../../../packages/stack/test/helpers/until.ts';
+import { CaptureWriter } from '../../src/index.ts';
 
 export interface CaptureDatabase {
   cluster: RunningCluster;
   url: string;
   dataDir: string;
   query<T extends pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<T[]>;
+  /** A capture writer into this database, flushing every 50 ms, spooling under its data dir. */
+  writer(): CaptureWriter;
   /** Stops Postgres (an outage); the returned function starts it again on the same data. */
   interrupt(): Promise<() => Promise<void>>;
   /** The first entry whose `column` equals `value`, waiting for the writer to land it. */
@@ -60,6 +63,13 @@ export async function startCaptureDatabase(logger: Logger): Promise<CaptureDatab
     url: cluster.url,
     dataDir,
     query,
+    writer: () =>
+      new CaptureWriter({
+        dbUrl: cluster.url,
+        spoolDir: join(dataDir, 'spool'),
+        logger,
+        flushIntervalMs: 50,
+      }),
     async interrupt() {
       await cluster.stop();
       return async () => {

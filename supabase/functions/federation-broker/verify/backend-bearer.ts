@@ -2,7 +2,7 @@
 // GET {backend_base_url}/users/me with the user's token; any failure rejects (fail closed).
 import { BrokerError } from '../broker-error.ts';
 import { fetchFromPartner, PartnerFetchError } from './partner-fetch.ts';
-import type { PartnerIdentity } from './partner-identity.ts';
+import { emailClaims, type PartnerIdentity } from './partner-identity.ts';
 
 export async function verifyBackendBearer(
   token: string,
@@ -47,11 +47,5 @@ export function identityFromUsersMe(user: unknown): PartnerIdentity {
   if (typeof sub !== 'string' || sub.length === 0 || sub.length > 256) {
     throw new BrokerError('access_denied', 'users/me has no usable id');
   }
-  const email = typeof record.email === 'string' && record.email_verified !== false
-    ? record.email
-    : undefined;
-  const emailVerified = typeof record.email_verified === 'boolean'
-    ? record.email_verified
-    : undefined;
-  return { sub, email, emailVerified };
+  return { sub, ...emailClaims(record) };
 }

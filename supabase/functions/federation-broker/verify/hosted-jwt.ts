@@ -6,7 +6,7 @@
 import * as jose from 'npm:jose@6.2.17';
 import { BrokerError } from '../broker-error.ts';
 import { fetchFromPartner } from './partner-fetch.ts';
-import type { PartnerIdentity } from './partner-identity.ts';
+import { emailClaims, type PartnerIdentity } from './partner-identity.ts';
 
 const ALGORITHMS = ['ES256', 'RS256'];
 
@@ -68,13 +68,7 @@ export async function verifyHostedJwt(
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) {
       throw new BrokerError('access_denied', 'hosted token has no sub');
     }
-    const email = typeof payload.email === 'string' && payload.email_verified !== false
-      ? payload.email
-      : undefined;
-    const emailVerified = typeof payload.email_verified === 'boolean'
-      ? payload.email_verified
-      : undefined;
-    return { sub: payload.sub, email, emailVerified };
+    return { sub: payload.sub, ...emailClaims(payload) };
   } catch (cause) {
     if (cause instanceof BrokerError) throw cause;
     const reason = cause instanceof jose.errors.JOSEError ? cause.code : 'verification failed';

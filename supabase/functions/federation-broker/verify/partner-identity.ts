@@ -16,6 +16,18 @@ export interface PartnerIdentity {
 }
 
 /**
+ * The `email` and `email_verified` claims of a users/me answer or a token: an e-mail marked
+ * unverified is withheld, and the claim is kept for trustedEmail.
+ */
+export function emailClaims(
+  claims: Record<string, unknown>,
+): Pick<PartnerIdentity, 'email' | 'emailVerified'> {
+  const verified = typeof claims.email_verified === 'boolean' ? claims.email_verified : undefined;
+  const email = typeof claims.email === 'string' && verified !== false ? claims.email : undefined;
+  return { email, emailVerified: verified };
+}
+
+/**
  * The e-mail provisioning may use (reference A: "use email only together with
  * email_verified === true, or when the client is marked as verifying emails"). An HMAC assertion
  * is signed by the partner's own backend, which vouches for what it signs.
