@@ -164,6 +164,7 @@ describe('status', () => {
       'realtime',
       'functions',
       'proxy',
+      'tool-server',
     ]);
     // 002 §8: a row older than about 30 s means the status service is down.
     expect(Date.now() - Date.parse(rows[0]?.updated_at as string)).toBeLessThan(30_000);

@@ -7,8 +7,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type RunningDaemon, startProxyDaemon } from '@capture/proxy';
 import { localStackComponents, startStatusService } from '@capture/status';
+import { type RunningToolServer, startToolServer } from '@capture/tool-server';
 import pino, { type Logger } from 'pino';
-import { authConfigFrom } from './auth/auth-config.ts';
+import { type AuthConfig, authConfigFrom } from './auth/auth-config.ts';
 import { startAuthService } from './auth/service.ts';
 import { discoverFunctions, readFunctionsEnv } from './functions/discover.ts';
 import { FunctionHost } from './functions/function-host.ts';
@@ -33,6 +34,10 @@ export interface StackPorts {
   rest: number;
   restAdmin: number;
   auth: number;
+  /** The dashboard (54323), the tool server's `{mcp_url}` (54324) and `{mcp_url_legacy}` (54325). */
+  dashboard: number;
+  mcp: number;
+  mcpLegacy: number;
   /** The capture proxy's shared port (8888), its management port (8889) and device ports. */
   proxy: number;
   proxyManagement: number;
@@ -59,6 +64,13 @@ export interface StackOptions {
    * proxy needs this project's schema: entries, devices, device ports).
    */
   proxy?: boolean;
+  /**
+   * Start the tool server and the dashboard (they need this project's schema). Default: on for
+   * this repository's project, off for others.
+   */
+  toolServer?: boolean;
+  /** The tool server's build number (serverInfo.version); default: the stack's start time. */
+  buildNumber?: string;
   logger?: Logger;
 }
 
@@ -69,6 +81,11 @@ export interface RunningStack {
   ports: StackPorts;
   /** Base domain of the PAC URLs: http://<port>.proxy.localhost:<proxyManagement>/. */
   proxyDomain: string;
+  /** `{mcp_url}` and `{mcp_url_legacy}` (the same tool server on a second origin). */
+  mcpUrl: string;
+  mcpLegacyUrl: string;
+  /** `{dashboard_url}`. */
+  dashboardUrl: string;
   keys: ProjectKeys;
   apiUrl: string;
   dbUrl: string;
@@ -83,18 +100,33 @@ const PROXY_PORTS = {
   devicePorts: { start: 20000, end: 20999 },
 };
 
+/** Local tool-server and dashboard ports (architecture "Ports"). */
+const CONSOLE_PORTS = { dashboard: 54323, mcp: 54324, mcpLegacy: 54325 };
+
 async function choosePorts(
   mode: 'config' | 'free',
   apiPort: number,
   dbPort: number,
   withProxy: boolean,
+  withToolServer: boolean,
 ): Promise<StackPorts> {
   if (mode === 'free') {
-    const [api, db, rest, restAdmin, auth, proxy, proxyManagement] = await Promise.all(
-      Array.from({ length: 7 }, () => findFreePort()),
-    );
+    const [api, db, rest, restAdmin, auth, proxy, proxyManagement, dashboard, mcp, mcpLegacy] =
+      await Promise.all(Array.from({ length: 10 }, () => findFreePort()));
     const devicePorts = withProxy ? await findFreePortRange(20) : PROXY_PORTS.devicePorts;
-    return { api, db, rest, restAdmin, auth, proxy, proxyManagement, devicePorts } as StackPorts;
+    return {
+      api,
+      db,
+      rest,
+      restAdmin,
+      auth,
+      proxy,
+      proxyManagement,
+      devicePorts,
+      dashboard,
+      mcp,
+      mcpLegacy,
+    } as StackPorts;
   }
   await assertPortFree(apiPort, 'API gateway');
   await assertPortFree(dbPort, 'Postgres');
@@ -102,12 +134,30 @@ async function choosePorts(
     await assertPortFree(PROXY_PORTS.proxy, 'capture proxy');
     await assertPortFree(PROXY_PORTS.proxyManagement, 'capture proxy management');
   }
+  if (withToolServer) {
+    await assertPortFree(CONSOLE_PORTS.dashboard, 'dashboard');
+    await assertPortFree(CONSOLE_PORTS.mcp, 'tool server');
+    await assertPortFree(CONSOLE_PORTS.mcpLegacy, 'tool server (legacy origin)');
+  }
   const [rest, restAdmin, auth] = await Promise.all([
     findFreePort(),
     findFreePort(),
     findFreePort(),
   ]);
-  return { api: apiPort, db: dbPort, rest, restAdmin, auth, ...PROXY_PORTS };
+  return { api: apiPort, db: dbPort, rest, restAdmin, auth, ...PROXY_PORTS, ...CONSOLE_PORTS };
+}
+
+/**
+ * Magic links and other auth redirects must be able to land on the dashboard the stack serves,
+ * whatever port it got: it becomes the site URL and joins the allow list.
+ */
+function withDashboardRedirects(config: AuthConfig, dashboardUrl: string | undefined): AuthConfig {
+  if (!dashboardUrl) return config;
+  return {
+    ...config,
+    siteUrl: dashboardUrl,
+    redirectAllowList: [...config.redirectAllowList, `${dashboardUrl}/**`],
+  };
 }
 
 export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
@@ -118,13 +168,19 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   const project = loadProjectConfig(projectDir);
   const keys = await createProjectKeys();
   const withProxy = options.proxy ?? projectDir === REPO_ROOT;
+  const withToolServer = options.toolServer ?? projectDir === REPO_ROOT;
   const ports = await choosePorts(
     options.ports ?? 'config',
     project.api.port,
     project.db.port,
     withProxy,
+    withToolServer,
   );
   const apiUrl = `http://127.0.0.1:${ports.api}`;
+  const mcpUrl = `http://127.0.0.1:${ports.mcp}`;
+  // A second origin for the same process (001 §9 `{mcp_url_legacy}`): another name and port.
+  const mcpLegacyUrl = `http://localhost:${ports.mcpLegacy}`;
+  const dashboardUrl = `http://127.0.0.1:${ports.dashboard}`;
   mkdirSync(dataDir, { recursive: true });
 
   const stoppers: Array<() => Promise<void>> = [];
@@ -174,7 +230,10 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       startAuthService({
         port: ports.auth,
         dbPort: ports.db,
-        config: authConfigFrom(project, apiUrl, keys.jwtSecret),
+        config: withDashboardRedirects(
+          authConfigFrom(project, apiUrl, keys.jwtSecret),
+          withToolServer ? dashboardUrl : undefined,
+        ),
         mailboxDir,
         logger,
       }),
@@ -213,6 +272,27 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       );
       stoppers.push(proxy.stop);
     }
+    let toolServer: RunningToolServer | undefined;
+    if (withToolServer) {
+      toolServer = await startToolServer(
+        {
+          origins: [mcpUrl, mcpLegacyUrl],
+          listen: [
+            { host: '127.0.0.1', port: ports.mcp },
+            // `localhost` may resolve to either loopback family (browsers try ::1 too).
+            { host: '127.0.0.1', port: ports.mcpLegacy },
+            { host: '::1', port: ports.mcpLegacy },
+          ],
+          dashboardUrl,
+          dbUrl: cluster.url,
+          supabaseUrl: apiUrl,
+          jwtSecret: keys.jwtSecret,
+          buildNumber: options.buildNumber ?? String(Math.floor(Date.now() / 1000)),
+        },
+        logger,
+      );
+      stoppers.push(toolServer.stop);
+    }
     const status = await startStatusService({
       dbUrl: cluster.url,
       components: localStackComponents({
@@ -220,6 +300,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
         apiUrl,
         anonKey: keys.anonKey,
         proxyHealthUrl: proxy && `http://127.0.0.1:${ports.proxyManagement}/health`,
+        toolServerUrl: toolServer && `${mcpUrl}/.well-known/oauth-protected-resource`,
       }),
       intervalMs: options.statusIntervalMs,
       logger,
@@ -232,6 +313,9 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
       mailboxDir,
       ports,
       proxyDomain: PROXY_DOMAIN,
+      mcpUrl,
+      mcpLegacyUrl,
+      dashboardUrl,
       keys,
       apiUrl,
       dbUrl: cluster.url,

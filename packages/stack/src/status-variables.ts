@@ -17,6 +17,9 @@ export interface StatusVariables {
   PROXY_URL: string;
   PROXY_MANAGEMENT_URL: string;
   PROXY_PAC_URL: string;
+  MCP_URL: string;
+  MCP_LEGACY_URL: string;
+  DASHBOARD_URL: string;
 }
 
 export function statusVariables(stack: RunningStack): StatusVariables {
@@ -35,6 +38,9 @@ export function statusVariables(stack: RunningStack): StatusVariables {
     PROXY_URL: `http://127.0.0.1:${stack.ports.proxy}`,
     PROXY_MANAGEMENT_URL: `http://127.0.0.1:${stack.ports.proxyManagement}`,
     PROXY_PAC_URL: `http://<port>.${stack.proxyDomain}:${stack.ports.proxyManagement}/proxy.pac`,
+    MCP_URL: stack.mcpUrl,
+    MCP_LEGACY_URL: stack.mcpLegacyUrl,
+    DASHBOARD_URL: stack.dashboardUrl,
   };
 }
 

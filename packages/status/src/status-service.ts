@@ -38,6 +38,8 @@ export function localStackComponents(settings: {
   anonKey: string;
   /** The capture proxy's /health, when the stack runs one. */
   proxyHealthUrl?: string;
+  /** A tool-server URL that answers 200 without a token, when the stack runs one. */
+  toolServerUrl?: string;
 }): ComponentDefinition[] {
   const headers = { apikey: settings.anonKey };
   const wsUrl = `${settings.apiUrl.replace(/^http/, 'ws')}/realtime/v1/websocket?apikey=${settings.anonKey}&vsn=2.0.0`;
@@ -65,6 +67,15 @@ export function localStackComponents(settings: {
             key: 'proxy',
             label: 'Capture proxy',
             probe: { kind: 'http' as const, url: settings.proxyHealthUrl },
+          },
+        ]
+      : []),
+    ...(settings.toolServerUrl
+      ? [
+          {
+            key: 'tool-server',
+            label: 'Tool server',
+            probe: { kind: 'http' as const, url: settings.toolServerUrl },
           },
         ]
       : []),

@@ -1,0 +1,62 @@
+// The tool server's settings, read once from the environment and validated (house style
+// "Config"); startToolServer() takes the same typed object, so the local stack and tests build it
+// directly. Every option is listed with its default in docs/tool-server.md.
+import { z } from 'zod';
+
+const origin = z
+  .string()
+  .url()
+  .transform((value) => new URL(value).origin);
+
+export const ToolServerConfigSchema = z.object({
+  /** `{mcp_url}` first, then `{mcp_url_legacy}` and any other origin serving the same function. */
+  origins: z.array(origin).min(1),
+  /** Sockets to listen on; every origin above must reach one of them (directly or via a proxy). */
+  listen: z
+    .array(z.object({ host: z.string().min(1), port: z.number().int().min(0).max(65_535) }))
+    .min(1),
+  /** `{dashboard_url}`: where /authorize sends the browser for consent. */
+  dashboardUrl: origin,
+  /** Postgres URL; the OAuth state lives in schema private (owner rights needed). */
+  dbUrl: z.string().min(1),
+  /** `{base_url}`: the Supabase API the dashboard's sessions come from (`<url>/auth/v1` = iss). */
+  supabaseUrl: z.string().url(),
+  /** The project's JWT secret: access tokens are HS256 so PostgREST, Realtime and functions verify them. */
+  jwtSecret: z.string().min(32),
+  accessTokenTtlSeconds: z.number().int().min(60).max(86_400).default(3_600),
+  refreshTokenTtlSeconds: z
+    .number()
+    .int()
+    .min(3_600)
+    .default(30 * 86_400),
+  authorizationRequestTtlSeconds: z.number().int().min(60).max(3_600).default(600),
+  /** OAuth 2.1 §4.1.2: codes are short-lived; the issue fixes 60 s. */
+  codeTtlSeconds: z.number().int().min(10).max(600).default(60),
+  /** Registrations per client address per hour (RFC 7591 leaves abuse control to us). */
+  registrationsPerHour: z.number().int().min(1).default(30),
+  /** How many proxies in front of us append to X-Forwarded-For (0: use the socket address). */
+  trustedProxyHops: z.number().int().min(0).max(5).default(0),
+  /** Where OAuth endpoints give up on the store and answer 503 (001 §7: within a few seconds). */
+  storeDeadlineMs: z.number().int().min(500).max(30_000).default(4_000),
+  /**
+   * Client ID Metadata Documents may be fetched from loopback and private addresses. Off in
+   * production (SSRF); tests turn it on to serve documents from a local HTTPS server.
+   */
+  metadataDocumentsAllowPrivateAddresses: z.boolean().default(false),
+  /** Extra CA certificates (PEM) trusted when fetching metadata documents (tests). */
+  metadataDocumentsExtraCa: z.string().optional(),
+  /** serverInfo.version: the build number, advancing on every deploy (001 §9). */
+  buildNumber: z.string().min(1).default('0'),
+});
+
+export type ToolServerConfigInput = z.input<typeof ToolServerConfigSchema>;
+export type ToolServerConfig = z.output<typeof ToolServerConfigSchema>;
+
+export function parseToolServerConfig(input: ToolServerConfigInput): ToolServerConfig {
+  return ToolServerConfigSchema.parse(input);
+}
+
+/** The auth service's issuer (`iss` of dashboard session tokens). */
+export function authIssuerOf(config: ToolServerConfig): string {
+  return `${config.supabaseUrl.replace(/\/+$/, '')}/auth/v1`;
+}

@@ -1,0 +1,28 @@
+// What every route of the tool server shares: settings, the store, the origins it serves, the
+// signing secret and the client resolver.
+import type { Logger } from 'pino';
+import type { ToolServerConfig } from './config.ts';
+import type { Origins } from './http/origins.ts';
+import type { ClientResolver } from './oauth/client-resolver.ts';
+import type { Database } from './store/database.ts';
+
+export interface ToolServerContext {
+  config: ToolServerConfig;
+  db: Database;
+  origins: Origins;
+  /** The project's JWT secret as key bytes (HS256). */
+  secret: Uint8Array;
+  /** `iss` of dashboard session tokens. */
+  authIssuer: string;
+  clients: ClientResolver;
+  logger: Logger;
+}
+
+/** Hono variables set by the host check for every request. */
+export interface ToolServerVariables {
+  /** The allowlisted origin the request was addressed to: issuer, resource and endpoint base. */
+  origin: string;
+  clientAddress: string;
+}
+
+export type ToolServerEnv = { Variables: ToolServerVariables };

@@ -1,0 +1,80 @@
+// The resource-server half for POST / (001 §5.1, MCP authorization "Token Validation"): a token
+// is accepted only if we signed it, it is for this host (RFC 8707 audience), it is unexpired, and
+// its jti is recorded as a live OAuth token. Otherwise 401 with one Bearer challenge naming the
+// resource metadata of the host called (RFC 9728 §5.1).
+import { jwtVerify } from 'jose';
+import { bearerToken } from '../auth/dashboard-session.ts';
+import { protectedResourceMetadataUrl } from '../oauth/metadata.ts';
+import { OAuthError } from '../oauth/oauth-error.ts';
+import { canonicalResource } from '../oauth/resource.ts';
+import { DASHBOARD_SCOPE } from '../oauth/scope.ts';
+import type { Database } from '../store/database.ts';
+
+export interface VerifiedCaller {
+  token: string;
+  userId: string;
+  clientId: string;
+  scopes: string[];
+  expiresAt: number;
+  resource: string;
+  claims: Record<string, unknown>;
+}
+
+function challenge(origin: string, error?: string, description?: string): string {
+  const parts = [
+    `resource_metadata="${protectedResourceMetadataUrl(origin)}"`,
+    `scope="${DASHBOARD_SCOPE}"`,
+  ];
+  if (error) parts.push(`error="${error}"`);
+  if (description) parts.push(`error_description="${description}"`);
+  return `Bearer ${parts.join(', ')}`;
+}
+
+function unauthorized(origin: string, presented: boolean, description: string): OAuthError {
+  return new OAuthError('invalid_token', description, {
+    headers: {
+      'www-authenticate': presented
+        ? challenge(origin, 'invalid_token', description)
+        : challenge(origin),
+    },
+  });
+}
+
+export async function verifyCaller(
+  db: Database,
+  authorization: string | undefined,
+  origin: string,
+  secret: Uint8Array,
+): Promise<VerifiedCaller> {
+  const token = bearerToken(authorization);
+  if (!token) throw unauthorized(origin, false, 'An access token is required');
+  const resource = canonicalResource(origin) ?? origin;
+  let claims: Record<string, unknown>;
+  try {
+    ({ payload: claims } = await jwtVerify(token, secret, {
+      algorithms: ['HS256'],
+      audience: resource,
+    }));
+  } catch {
+    throw unauthorized(origin, true, 'The access token is invalid, expired or not for this server');
+  }
+  const jti = typeof claims.jti === 'string' ? claims.jti : '';
+  const rows = await db.query<{ user_id: string; client_id: string | null; scopes: string[] }>(
+    `select user_id, client_id, scopes from public.api_tokens
+      where jti = $1 and label = 'oauth' and revoked_at is null and expires_at > now()`,
+    [jti],
+  );
+  const row = rows[0];
+  if (!row || row.user_id !== claims.sub) {
+    throw unauthorized(origin, true, 'The access token was revoked');
+  }
+  return {
+    token,
+    userId: row.user_id,
+    clientId: row.client_id ?? '',
+    scopes: row.scopes,
+    expiresAt: Number(claims.exp),
+    resource,
+    claims,
+  };
+}

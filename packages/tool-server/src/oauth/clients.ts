@@ -1,0 +1,82 @@
+// Client records: registered by POST /register (RFC 7591), resolved from a Client ID Metadata
+// Document when the client_id is an https URL, or the dashboard's first-party client. Reads and
+// writes go through here so every endpoint sees the same client.
+import type { Database } from '../store/database.ts';
+
+export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
+
+export interface OAuthClient {
+  client_id: string;
+  source: 'registration' | 'metadata_document' | 'first_party';
+  client_secret_hash: string | null;
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  redirect_uris: string[];
+  grant_types: string[];
+  response_types: string[];
+  application_type: 'web' | 'native';
+  client_name: string | null;
+  client_uri: string | null;
+  logo_uri: string | null;
+  scope: string | null;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+  metadata_expires_at: Date | null;
+}
+
+export type NewClient = Omit<OAuthClient, 'created_at'> & { registered_from: string | null };
+
+const COLUMNS = `client_id, source, client_secret_hash, token_endpoint_auth_method, redirect_uris,
+  grant_types, response_types, application_type, client_name, client_uri, logo_uri, scope, metadata,
+  created_at, metadata_expires_at`;
+
+export async function findClient(db: Database, clientId: string): Promise<OAuthClient | undefined> {
+  const rows = await db.query<OAuthClient>(
+    `select ${COLUMNS} from private.oauth_clients where client_id = $1`,
+    [clientId],
+  );
+  return rows[0];
+}
+
+/** Inserts a client, or replaces a metadata-document client's cached copy. */
+export async function saveClient(db: Database, client: NewClient): Promise<OAuthClient> {
+  const rows = await db.query<OAuthClient>(
+    `insert into private.oauth_clients (client_id, source, client_secret_hash,
+       token_endpoint_auth_method, redirect_uris, grant_types, response_types, application_type,
+       client_name, client_uri, logo_uri, scope, software_id, software_version, metadata,
+       registered_from, metadata_expires_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+     on conflict (client_id) do update set
+       redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types,
+       response_types = excluded.response_types, application_type = excluded.application_type,
+       token_endpoint_auth_method = excluded.token_endpoint_auth_method,
+       client_name = excluded.client_name, client_uri = excluded.client_uri,
+       logo_uri = excluded.logo_uri, scope = excluded.scope, metadata = excluded.metadata,
+       metadata_expires_at = excluded.metadata_expires_at
+     where private.oauth_clients.source = 'metadata_document'
+     returning ${COLUMNS}`,
+    [
+      client.client_id,
+      client.source,
+      client.client_secret_hash,
+      client.token_endpoint_auth_method,
+      client.redirect_uris,
+      client.grant_types,
+      client.response_types,
+      client.application_type,
+      client.client_name,
+      client.client_uri,
+      client.logo_uri,
+      client.scope,
+      typeof client.metadata.software_id === 'string' ? client.metadata.software_id : null,
+      typeof client.metadata.software_version === 'string'
+        ? client.metadata.software_version
+        : null,
+      client.metadata,
+      client.registered_from,
+      client.metadata_expires_at,
+    ],
+  );
+  const saved = rows[0];
+  if (!saved) throw new Error(`client ${client.client_id} exists and is not a metadata document`);
+  return saved;
+}

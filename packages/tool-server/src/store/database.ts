@@ -1,0 +1,107 @@
+// The tool server's Postgres pool and the one place store failures are classified: an outage
+// (refused or dropped connection, timeouts, a server shutting down or full) becomes
+// StoreUnavailableError, which the OAuth endpoints answer with 503 + Retry-After (001 §7); any
+// other failure is a genuine fault (500).
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('store unavailable', { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+const OUTAGE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * SQLSTATE classes and codes that mean "the store is not there right now": 08 connection
+ * exceptions, 53 insufficient resources, 57P01-57P03 shutdown/cannot connect, 57014 a statement
+ * cut by our own timeout, 40001/40P01 serialization failure or deadlock.
+ */
+function isOutageSqlState(code: string): boolean {
+  return (
+    code.startsWith('08') ||
+    code.startsWith('53') ||
+    ['57P01', '57P02', '57P03', '57014', '40001', '40P01'].includes(code)
+  );
+}
+
+export function isStoreOutage(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true;
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (OUTAGE_ERRNOS.has(code) || isOutageSqlState(code))) return true;
+  // node-postgres reports these without a code.
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connection timeout/i.test(
+    error.message,
+  );
+}
+
+export interface Database {
+  query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<Row[]>;
+  transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function createDatabase(
+  url: string,
+  logger: Logger,
+  options: { timeoutMs: number },
+): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    // Fail fast when Postgres is away, so the answer comes within the endpoint deadline.
+    connectionTimeoutMillis: Math.min(2_000, options.timeoutMs),
+    query_timeout: options.timeoutMs,
+    statement_timeout: options.timeoutMs,
+    idleTimeoutMillis: 30_000,
+    application_name: 'tool-server',
+  });
+  // An idle client whose server went away must not crash the process.
+  pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection lost'));
+
+  const classify = (error: unknown): never => {
+    throw isStoreOutage(error) ? new StoreUnavailableError(error) : error;
+  };
+
+  return {
+    async query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]) {
+      try {
+        return (await pool.query<Row>(text, values)).rows;
+      } catch (error) {
+        return classify(error);
+      }
+    },
+    async transaction<T>(work: (client: pg.PoolClient) => Promise<T>) {
+      let client: pg.PoolClient | undefined;
+      let broken: Error | undefined;
+      try {
+        client = await pool.connect();
+        await client.query('begin');
+        const result = await work(client);
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client?.query('rollback').catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+        return classify(error);
+      } finally {
+        // A connection whose rollback failed is destroyed rather than returned to the pool.
+        client?.release(broken);
+      }
+    },
+    close: () => pool.end(),
+  };
+}
