@@ -7,7 +7,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type RunningDaemon, startProxyDaemon } from '@capture/proxy';
 import { localStackComponents, startStatusService } from '@capture/status';
-import { type RunningToolServer, startToolServer } from '@capture/tool-server';
+import {
+  type RunningToolServer,
+  startToolServer,
+  type ToolServerConfigInput,
+} from '@capture/tool-server';
 import pino, { type Logger } from 'pino';
 import { type AuthConfig, authConfigFrom } from './auth/auth-config.ts';
 import { startAuthService } from './auth/service.ts';
@@ -71,6 +75,8 @@ export interface StackOptions {
   toolServer?: boolean;
   /** The tool server's build number (serverInfo.version); default: the stack's start time. */
   buildNumber?: string;
+  /** Tool-server settings over the stack's (tests: lifetimes, rate limits, metadata documents). */
+  toolServerSettings?: Partial<ToolServerConfigInput>;
   logger?: Logger;
 }
 
@@ -288,6 +294,7 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
           supabaseUrl: apiUrl,
           jwtSecret: keys.jwtSecret,
           buildNumber: options.buildNumber ?? String(Math.floor(Date.now() / 1000)),
+          ...options.toolServerSettings,
         },
         logger,
       );

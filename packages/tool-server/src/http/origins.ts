@@ -5,13 +5,13 @@
 export class Origins {
   readonly canonical: string;
   readonly all: readonly string[];
-  private readonly byHost: Map<string, string>;
+  private readonly parsed: URL[];
 
   constructor(origins: readonly string[]) {
     if (origins.length === 0) throw new Error('at least one origin is required');
-    this.all = origins.map((origin) => new URL(origin).origin);
+    this.parsed = origins.map((origin) => new URL(new URL(origin).origin));
+    this.all = this.parsed.map((url) => url.origin);
     this.canonical = this.all[0] as string;
-    this.byHost = new Map(this.all.map((origin) => [new URL(origin).host, origin]));
   }
 
   /**
@@ -20,13 +20,14 @@ export class Origins {
    */
   fromHost(host: string | undefined | null): string | undefined {
     if (!host || host.length > 300 || /[\s/\\@?#]/.test(host)) return undefined;
-    let parsed: URL;
-    try {
-      parsed = new URL(`http://${host}`);
-    } catch {
-      return undefined;
-    }
-    if (parsed.username || parsed.password) return undefined;
-    return this.byHost.get(parsed.host);
+    // Parsed with each origin's scheme, so `host:443` names an https origin's bare host.
+    const match = this.parsed.find((origin) => {
+      try {
+        return new URL(`${origin.protocol}//${host}`).host === origin.host;
+      } catch {
+        return false;
+      }
+    });
+    return match?.origin;
   }
 }

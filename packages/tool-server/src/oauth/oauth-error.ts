@@ -18,7 +18,7 @@ export type OAuthErrorCode =
   | 'not_found'
   | 'expired'
   | 'already_decided'
-  | 'slow_down'
+  | 'too_many_requests'
   | 'temporarily_unavailable'
   | 'server_error';
 
@@ -38,7 +38,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
   not_found: 404,
   expired: 410,
   already_decided: 410,
-  slow_down: 429,
+  too_many_requests: 429,
   temporarily_unavailable: 503,
   server_error: 500,
 };

@@ -26,7 +26,6 @@ for (const [prefix, length] of [
 for (const [prefix, length] of [
   ['::', 128],
   ['::1', 128],
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
@@ -40,8 +39,15 @@ for (const [prefix, length] of [
   special.addSubnet(prefix, length, 'ipv6');
 }
 
+/** `::ffff:a.b.c.d` is the IPv4 address it maps (checked as IPv4: BlockList would match every IPv4). */
+function unmapped(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return mapped?.[1] ?? address;
+}
+
 export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
+  const plain = unmapped(address);
+  const family = isIP(plain);
   if (family === 0) return false;
-  return !special.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  return !special.check(plain, family === 4 ? 'ipv4' : 'ipv6');
 }

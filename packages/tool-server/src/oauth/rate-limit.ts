@@ -20,9 +20,13 @@ export async function enforceRateLimit(
   );
   const row = rows[0];
   if (row && row.hits > limit) {
-    throw new OAuthError('slow_down', 'Too many requests from this address; try again later.', {
-      status: 429,
-      headers: { 'retry-after': String(Math.max(1, row.retry_after)) },
-    });
+    // The MCP SDK's own authorization router answers 429 too_many_requests; clients know it.
+    throw new OAuthError(
+      'too_many_requests',
+      'Too many requests from this address; try again later.',
+      {
+        headers: { 'retry-after': String(Math.max(1, row.retry_after)) },
+      },
+    );
   }
 }
