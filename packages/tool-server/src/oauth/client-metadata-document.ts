@@ -4,6 +4,7 @@
 // Fetching is guarded against SSRF: https only, public addresses only (checked on the address we
 // actually connect to, so DNS rebinding cannot swap it), no redirects, 5 s, 64 KiB.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
 import { Agent, fetch } from 'undici';
 import { type AcceptedClientMetadata, acceptClientMetadata } from './client-metadata.ts';
 import { OAuthError } from './oauth-error.ts';
@@ -59,8 +60,10 @@ function cacheSeconds(cacheControl: string | null): number {
 
 export class MetadataDocumentFetcher {
   private readonly agent: Agent;
+  private readonly allowPrivateAddresses: boolean;
 
   constructor(options: MetadataDocumentFetcherOptions) {
+    this.allowPrivateAddresses = options.allowPrivateAddresses;
     const guardedLookup = (
       hostname: string,
       lookupOptions: { all?: boolean },
@@ -94,6 +97,14 @@ export class MetadataDocumentFetcher {
   async fetchDocument(clientId: string): Promise<FetchedClientDocument> {
     const problem = metadataDocumentUrlProblem(clientId);
     if (problem) throw new OAuthError('invalid_client', `The client_id URL ${problem}.`);
+    // An IP literal is connected to without a lookup, so the guard in the lookup never sees it.
+    const literal = new URL(clientId).hostname.replace(/^\[|\]$/g, '');
+    if (isIP(literal) && !this.allowPrivateAddresses && !isPublicAddress(literal)) {
+      throw new OAuthError(
+        'invalid_client',
+        `The client metadata document could not be fetched (${literal} is a non-public address).`,
+      );
+    }
     let body: string;
     let cacheControl: string | null;
     try {
