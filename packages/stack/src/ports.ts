@@ -26,13 +26,17 @@ function bindable(port: number, host: string): Promise<boolean> {
   });
 }
 
-/** A run of `size` consecutive ports free on every host in `hosts` (the proxy's device ports). */
+/**
+ * A run of `size` consecutive ports free on every host in `hosts` (the proxy's device ports),
+ * chosen in 10000-29999: below the kernel's ephemeral range (32768+), so outgoing connections
+ * and other stacks' `findFreePort()` never take a port of the run before the proxy listens on it.
+ */
 export async function findFreePortRange(
   size: number,
   hosts: string[] = ['127.0.0.1'],
 ): Promise<{ start: number; end: number }> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const start = 30_000 + Math.floor(Math.random() * 20_000);
+    const start = 10_000 + Math.floor(Math.random() * (20_000 - size));
     let free = true;
     for (let port = start; port < start + size && free; port += 1) {
       for (const host of hosts) free = free && (await bindable(port, host));

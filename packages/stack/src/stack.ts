@@ -2,7 +2,7 @@
 // Postgres → platform bootstrap → migrations (+ seed on a new database) → PostgREST, auth and
 // functions → gateway → status service and capture proxy. Whatever started is stopped again if a
 // later step fails.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type RunningDaemon, startProxyDaemon } from '@capture/proxy';
@@ -166,7 +166,45 @@ function withDashboardRedirects(config: AuthConfig, dashboardUrl: string | undef
   };
 }
 
+function isAddressInUse(error: unknown): boolean {
+  return (
+    error instanceof Error && /EADDRINUSE/.test(`${error.message} ${String(error.cause ?? '')}`)
+  );
+}
+
+/**
+ * Starts the stack. With free ports, a port taken between being chosen and being listened on
+ * (another test file's stack, an outgoing connection) is not a failure: the start is retried on
+ * new ports, from an empty data directory again when it began empty.
+ */
 export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
+  if (options.ports !== 'free') return startStackOnce(options);
+  const projectDir = resolve(options.projectDir ?? REPO_ROOT);
+  const dataDir = resolve(options.dataDir ?? join(projectDir, '.stack'));
+  const beganEmpty = readdirSafe(dataDir).length === 0;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startStackOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !isAddressInUse(error)) throw error;
+      options.logger?.warn({ err: error, attempt }, 'a chosen port was taken; starting again');
+      if (beganEmpty) {
+        for (const entry of readdirSafe(dataDir))
+          rmSync(join(dataDir, entry), { recursive: true, force: true });
+      }
+    }
+  }
+}
+
+function readdirSafe(directory: string): string[] {
+  try {
+    return readdirSync(directory);
+  } catch {
+    return [];
+  }
+}
+
+async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   const projectDir = resolve(options.projectDir ?? REPO_ROOT);
   const dataDir = resolve(options.dataDir ?? join(projectDir, '.stack'));
   const mailboxDir = join(dataDir, 'mailbox');
