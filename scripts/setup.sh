@@ -36,3 +36,14 @@ if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules
   echo 'setup: npm install (from package-lock.json)'
   npm install --no-audit --no-fund
 fi
+
+# The dashboard is served from its Vite build; rebuild it when dist/ is missing or older than any
+# of its sources (a new or deleted file touches its folder, so `find -newer` sees that too).
+dashboard=packages/dashboard
+if [[ ! -f $dashboard/dist/index.html ]] || [[ -n "$(find "$dashboard/src" "$dashboard/public" \
+  "$dashboard/index.html" "$dashboard/vite.config.ts" -newer "$dashboard/dist/index.html" -print -quit)" ]]; then
+  echo 'setup: building the dashboard (vite build)'
+  # Production mode whatever NODE_ENV the caller has: a test or development NODE_ENV would bundle
+  # React's development build.
+  NODE_ENV=production npm run --silent build -w @capture/dashboard -- --logLevel warn
+fi

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 echo '== tsc'
 tsc --noEmit -p tsconfig.json
+tsc --noEmit -p packages/dashboard/tsconfig.json
 echo '== biome'
 biome ci .
 echo '== deno'

@@ -5,6 +5,7 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startDashboardServer } from '@capture/dashboard';
 import { type RunningDaemon, startProxyDaemon } from '@capture/proxy';
 import { localStackComponents, startStatusService } from '@capture/status';
 import {
@@ -337,6 +338,13 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
         logger,
       );
       stoppers.push(toolServer.stop);
+      const dashboard = await startDashboardServer({
+        port: ports.dashboard,
+        host: '127.0.0.1',
+        config: { supabaseUrl: apiUrl, supabasePublishableKey: keys.publishableKey, mcpUrl },
+        logger,
+      });
+      stoppers.push(dashboard.stop);
     }
     const status = await startStatusService({
       dbUrl: cluster.url,

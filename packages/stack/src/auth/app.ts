@@ -15,6 +15,13 @@ export function createAuthApp(context: AuthContext, logger: Logger): Hono {
   const app = new Hono();
   const { config } = context;
 
+  // GoTrue's CORS exposes these (supabase/auth#1612), so supabase-js in a browser can read the
+  // API version header and with it the error codes of the 2024-01-01 shape.
+  app.use('*', async (c, next) => {
+    await next();
+    c.res.headers.set('access-control-expose-headers', `X-Total-Count, Link, ${API_VERSION_HEADER}`);
+  });
+
   app.get('/health', (c) =>
     c.json({
       version: AUTH_SERVICE_VERSION,
