@@ -83,6 +83,8 @@ create table private.oauth_grants (
   user_id uuid not null references auth.users (id) on delete cascade,
   client_id text not null references private.oauth_clients (client_id) on delete cascade,
   scope text not null,
+  -- The resource of the latest approval, for listings. Tokens take theirs from the request or the
+  -- refresh family: one grant may cover both origins, each its own resource.
   resource text not null,
   created_at timestamptz not null default now(),
   last_used_at timestamptz not null default now(),

@@ -29,6 +29,13 @@ export const ToolServerConfigSchema = z.object({
     .int()
     .min(3_600)
     .default(30 * 86_400),
+  /**
+   * A rotated refresh token presented again within this many seconds of its rotation gets another
+   * successor instead of revoking its family: one client refreshing from two requests at once
+   * (the MCP SDKs do on parallel 401s) is not theft. GoTrue's refresh_token_reuse_interval; 0 is
+   * strict OAuth 2.1 rotation.
+   */
+  refreshReuseIntervalSeconds: z.number().int().min(0).max(60).default(10),
   authorizationRequestTtlSeconds: z.number().int().min(60).max(3_600).default(600),
   /** OAuth 2.1 §4.1.2: codes are short-lived; the issue fixes 60 s. */
   codeTtlSeconds: z.number().int().min(10).max(600).default(60),

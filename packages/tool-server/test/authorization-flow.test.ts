@@ -412,7 +412,22 @@ describe('refused at /token', () => {
 });
 
 describe('refresh tokens', () => {
-  it('revokes the whole family when a rotated refresh token is presented again', async () => {
+  /** Moves a refresh token's rotation into the past, as if `seconds` had gone by. */
+  async function ageRotation(seconds: number) {
+    const db = new pg.Client({ connectionString: stack().dbUrl });
+    await db.connect();
+    try {
+      await db.query(
+        `update private.oauth_refresh_tokens
+            set rotated_at = rotated_at - make_interval(secs => $1) where rotated_at is not null`,
+        [seconds],
+      );
+    } finally {
+      await db.end();
+    }
+  }
+
+  it('revokes the whole family when a rotated refresh token is presented again after the reuse interval', async () => {
     const as = await discover();
     const client = await register(as);
     const { callback, verifier } = await approvedCallback(as, client);
@@ -423,6 +438,7 @@ describe('refresh tokens', () => {
       client_id: client.client_id,
     });
     expect(second.status).toBe(200);
+    await ageRotation(11);
     const reuse = await rawTokenRequest({
       grant_type: 'refresh_token',
       refresh_token: first.refresh_token as string,
@@ -438,6 +454,26 @@ describe('refresh tokens', () => {
     expect(successor.body.error).toBe('invalid_grant');
     expect(await mcpStatus(second.body.access_token as string)).toBe(401);
     expect(await mcpStatus(first.access_token)).toBe(401);
+  });
+
+  it('gives a client refreshing twice at once two working successors within the reuse interval', async () => {
+    const as = await discover();
+    const client = await register(as);
+    const { callback, verifier } = await approvedCallback(as, client);
+    const first = await exchange(as, client, callback, verifier);
+    const fields = {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token as string,
+      client_id: client.client_id,
+    };
+    const [a, b] = await Promise.all([rawTokenRequest(fields), rawTokenRequest(fields)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(await mcpStatus(a.body.access_token as string)).toBe(200);
+    expect(await mcpStatus(b.body.access_token as string)).toBe(200);
+    // Retries inside the interval do not extend it: 11 s after the first rotation it is reuse.
+    await ageRotation(11);
+    expect((await rawTokenRequest(fields)).body.error).toBe('invalid_grant');
+    expect(await mcpStatus(a.body.access_token as string)).toBe(401);
   });
 
   it("refuses another client's refresh token without revoking it", async () => {

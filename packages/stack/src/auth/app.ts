@@ -19,7 +19,10 @@ export function createAuthApp(context: AuthContext, logger: Logger): Hono {
   // API version header and with it the error codes of the 2024-01-01 shape.
   app.use('*', async (c, next) => {
     await next();
-    c.res.headers.set('access-control-expose-headers', `X-Total-Count, Link, ${API_VERSION_HEADER}`);
+    c.res.headers.set(
+      'access-control-expose-headers',
+      `X-Total-Count, Link, ${API_VERSION_HEADER}`,
+    );
   });
 
   app.get('/health', (c) =>

@@ -126,7 +126,9 @@ async function routeFunction(
     headerValue(request, 'authorization'),
     options.keys,
   );
-  if (source.verifyJwt) {
+  // The edge runtime checks the JWT of every request but a preflight, which carries no token
+  // (supabase/cli functions/serve/templates/main.ts: `req.method !== "OPTIONS" && verifyJWT`).
+  if (source.verifyJwt && request.method !== 'OPTIONS') {
     const failure = await verifyFunctionJwt(authorization, options.keys.jwtSecret);
     if (failure) {
       sendJson(response, 401, { msg: failure });

@@ -31,12 +31,10 @@ async function resolveClientAndRedirect(
       'This application is not registered here. Ask it to register again (client_id unknown).',
     );
   }
-  const requested = query.get('redirect_uri');
-  const single = client.redirect_uris.length === 1 ? client.redirect_uris[0] : undefined;
-  const redirectUri = requested ?? single;
-  if (!redirectUri) {
-    throw new OAuthError('invalid_request', 'redirect_uri is required for this client.');
-  }
+  // 001 §5.2: redirect_uri is exact-matched at /authorize and again at /token, so it is required
+  // here even for a client with one registered URI (OAuth 2.1 would let it be omitted).
+  const redirectUri = query.get('redirect_uri');
+  if (!redirectUri) throw new OAuthError('invalid_request', 'redirect_uri is required.');
   if (!matchesRegisteredRedirect(redirectUri, client.redirect_uris)) {
     throw new OAuthError(
       'invalid_request',

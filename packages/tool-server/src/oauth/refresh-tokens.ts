@@ -1,6 +1,7 @@
 // Refresh tokens (OAuth 2.1 §4.3): opaque, stored as SHA-256, in families. Every use rotates the
-// token; a rotated token presented again means one of two parties holds a copy, so the whole
-// family and the access tokens it issued are revoked (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2).
+// token; a rotated token presented again after the reuse interval means one of two parties holds
+// a copy, so the whole family and the access tokens it issued are revoked (OAuth 2.1 §4.3.1, RFC
+// 9700 §4.14.2). Within the interval it is the same client racing itself and gets a successor.
 import type pg from 'pg';
 import { generateSecret, hashSecret } from './secrets.ts';
 
@@ -24,6 +25,8 @@ export interface RefreshTokenRow {
   issuer: string;
   expires_at: Date;
   rotated_at: Date | null;
+  /** Seconds since rotated_at, by the database clock. */
+  rotated_seconds_ago: number | null;
   revoked_at: Date | null;
   grant_revoked_at: Date | null;
   user_id: string;
@@ -40,8 +43,11 @@ export async function lockRefreshToken(
 ): Promise<RefreshTokenRow | undefined> {
   const { rows } = await client.query<RefreshTokenRow>(
     `select t.token_hash, t.family_id, t.grant_id, t.issuer, t.expires_at, t.rotated_at,
+            extract(epoch from now() - t.rotated_at)::float8 as rotated_seconds_ago,
             t.revoked_at, g.revoked_at as grant_revoked_at, g.user_id, g.client_id, g.scope,
-            g.resource, u.email
+            -- The family's own host, not the grant's latest approval (one client may be allowed
+            -- on both origins): this server's resource is the origin that issued the family.
+            t.issuer as resource, u.email
        from private.oauth_refresh_tokens t
        join private.oauth_grants g on g.id = t.grant_id
        join auth.users u on u.id = g.user_id

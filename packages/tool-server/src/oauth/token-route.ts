@@ -72,7 +72,7 @@ async function exchangeCode(
   const outcome = await context.db.transaction(async (db): Promise<GrantOutcome> => {
     const { rows } = await db.query<CodeRow>(
       `select k.code_hash, k.expires_at, k.used_at, k.family_id, k.grant_id, r.client_id,
-              r.redirect_uri, r.code_challenge, r.issuer, g.scope, g.resource, g.user_id, u.email,
+              r.redirect_uri, r.code_challenge, r.issuer, g.scope, r.resource, g.user_id, u.email,
               g.revoked_at as grant_revoked_at
          from private.oauth_codes k
          join private.oauth_authorization_requests r on r.id = k.request_id
@@ -197,7 +197,10 @@ async function refresh(
       return invalidGrant('The refresh token belongs to another client.');
     if (row.revoked_at || row.grant_revoked_at)
       return invalidGrant('The refresh token was revoked.');
-    if (row.rotated_at) {
+    const withinReuseInterval =
+      row.rotated_seconds_ago !== null &&
+      row.rotated_seconds_ago <= context.config.refreshReuseIntervalSeconds;
+    if (row.rotated_at && !withinReuseInterval) {
       await db.query('select private.revoke_oauth_tokens($1, $2)', [[], [row.family_id]]);
       context.logger.warn(
         { event: 'oauth.refresh_reused', client_id: client.client_id, user_id: row.user_id },
@@ -213,8 +216,9 @@ async function refresh(
         error: new OAuthError('invalid_target', 'resource differs from the one authorized.'),
       };
     }
+    // The first rotation time stays: retries inside the interval never extend it.
     await db.query(
-      'update private.oauth_refresh_tokens set rotated_at = now() where token_hash = $1',
+      'update private.oauth_refresh_tokens set rotated_at = coalesce(rotated_at, now()) where token_hash = $1',
       [row.token_hash],
     );
     return { ok: true, response: await issueTokens(context, db, client, row, row.family_id) };

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// Runs the tool server outside the local stack (production: beside the proxy and the status
+// service, any number of instances behind a load balancer). Settings come from the environment,
+// validated once at start (docs/tool-server.md lists them).
+import pino from 'pino';
+import { z } from 'zod';
+import { startToolServer } from './tool-server.ts';
+
+const list = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean),
+);
+
+const Environment = z.object({
+  TOOL_SERVER_ORIGINS: list.describe(
+    '{mcp_url},{mcp_url_legacy}: the origins served, canonical first',
+  ),
+  TOOL_SERVER_LISTEN: list
+    .default(['0.0.0.0:8080'])
+    .describe('host:port pairs to listen on, comma-separated'),
+  TOOL_SERVER_DASHBOARD_URL: z.string().url().describe('{dashboard_url}'),
+  TOOL_SERVER_DB_URL: z
+    .string()
+    .min(1)
+    .describe('Postgres URL of the project (owner of schema private)'),
+  TOOL_SERVER_SUPABASE_URL: z.string().url().describe('{base_url}: the Supabase API URL'),
+  TOOL_SERVER_JWT_SECRET: z.string().min(32).describe("the project's JWT secret (HS256)"),
+  TOOL_SERVER_BUILD_NUMBER: z.string().min(1).describe('serverInfo.version; set by the deploy'),
+  TOOL_SERVER_ACCESS_TOKEN_TTL: z.coerce.number().int().optional(),
+  TOOL_SERVER_REGISTRATIONS_PER_HOUR: z.coerce.number().int().optional(),
+  TOOL_SERVER_TRUSTED_PROXY_HOPS: z.coerce.number().int().optional(),
+});
+
+const environment = Environment.parse(process.env);
+const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
+
+function parseListen(pair: string): { host: string; port: number } {
+  const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(pair);
+  if (!match) throw new Error(`TOOL_SERVER_LISTEN: ${pair} is not host:port`);
+  return { host: match[1] as string, port: Number(match[2]) };
+}
+
+const server = await startToolServer(
+  {
+    origins: environment.TOOL_SERVER_ORIGINS,
+    listen: environment.TOOL_SERVER_LISTEN.map(parseListen),
+    dashboardUrl: environment.TOOL_SERVER_DASHBOARD_URL,
+    dbUrl: environment.TOOL_SERVER_DB_URL,
+    supabaseUrl: environment.TOOL_SERVER_SUPABASE_URL,
+    jwtSecret: environment.TOOL_SERVER_JWT_SECRET,
+    buildNumber: environment.TOOL_SERVER_BUILD_NUMBER,
+    accessTokenTtlSeconds: environment.TOOL_SERVER_ACCESS_TOKEN_TTL,
+    registrationsPerHour: environment.TOOL_SERVER_REGISTRATIONS_PER_HOUR,
+    trustedProxyHops: environment.TOOL_SERVER_TRUSTED_PROXY_HOPS,
+  },
+  logger,
+);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    server.stop().then(() => process.exit(0));
+  });
+}
