@@ -2,6 +2,7 @@
 // authorization server, the consent API for the dashboard, and the MCP endpoint behind bearer
 // authentication. Every OAuth failure is rendered in one place as {error, error_description}.
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { ToolServerContext, ToolServerEnv } from './context.ts';
 import { verifyCaller } from './http/bearer-auth.ts';
 import { clientAddress } from './http/client-address.ts';
@@ -55,6 +56,15 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
   const deadline = (handler: Handler) => withDeadline(handler, config.storeDeadlineMs);
   const mcp = createMcpEndpoint(config.buildNumber);
 
+  // OAuth bodies are small; refuse a large one while it streams instead of buffering it.
+  const smallBody = bodyLimit({
+    maxSize: 64 * 1024,
+    onError: () =>
+      renderOAuthError(
+        new OAuthError('invalid_request', 'The body is larger than 64 KiB.', { status: 413 }),
+      ),
+  });
+
   // DNS rebinding and host-header injection: only allowlisted hosts are served (001 §4.1).
   app.use('*', async (c, next) => {
     const origin = context.origins.fromHost(c.req.header('host'));
@@ -98,6 +108,9 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
     );
   }
 
+  for (const path of ['/register', '/token', '/revoke', '/oauth/*', '/first-party-token']) {
+    app.use(path, smallBody);
+  }
   app.on(['POST', 'OPTIONS'], '/register', publicCors, deadline(handleRegister(context)));
   app.get('/authorize', deadline(handleAuthorize(context)));
   app.on(['POST', 'OPTIONS'], '/token', publicCors, deadline(handleToken(context)));

@@ -8,6 +8,7 @@ import {
   authorizeUrl,
   DEMO,
   decide,
+  mcpStatusFor,
   pkcePair,
   registerClient,
   signIn,
@@ -60,19 +61,7 @@ function consent(rid: string, body: unknown, token?: string) {
   });
 }
 
-async function mcpStatus(token: string): Promise<number> {
-  const response = await fetch(`${stack().mcpUrl}/`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-  });
-  await response.body?.cancel();
-  return response.status;
-}
+const mcpStatus = (token: string) => mcpStatusFor(stack().mcpUrl, token);
 
 describe('reading a request', () => {
   it('shows the client, where it returns, the scope and the signed-in account with its role', async () => {

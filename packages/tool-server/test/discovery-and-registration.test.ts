@@ -204,6 +204,15 @@ describe('registration', () => {
     expect(answer.error_description.length).toBeGreaterThan(5);
   });
 
+  it('refuses a body over 64 KiB with 413 before reading it all', async () => {
+    const response = await register({
+      redirect_uris: ['https://a.example/cb'],
+      client_name: 'x'.repeat(70_000),
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: string }).error).toBe('invalid_request');
+  });
+
   it('refuses a body that is not JSON by its content type', async () => {
     const response = await register(
       'redirect_uris=https://a.example/cb',

@@ -14,6 +14,7 @@ import {
   DEMO,
   decide,
   pkcePair,
+  postToMcp,
   registerClient,
   signIn,
   startAuthorization,
@@ -223,27 +224,7 @@ describe('the v2 SDK client (@modelcontextprotocol/client)', () => {
 });
 
 describe('tokens are per host', () => {
-  /** A raw legacy-era initialize POST to `base` with `token` as the bearer. */
-  function initializeWith(base: string, token: string) {
-    return fetch(`${base}/`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'raw', version: '1.0.0' },
-        },
-      }),
-    });
-  }
+  const initializeWith = postToMcp;
 
   it("refuses the legacy origin's token at the canonical origin with a challenge naming the canonical metadata", async () => {
     const { mcpUrl, mcpLegacyUrl } = stack();

@@ -6,7 +6,13 @@ import { createClient, type RealtimeChannel, type SupabaseClient } from '@supaba
 import { decodeJwt } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../stack/test/helpers/until.ts';
-import { authorizeAndExchange, DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
+import {
+  authorizeAndExchange,
+  DEMO,
+  postToMcp,
+  signIn,
+  useOAuthStack,
+} from './helpers/oauth-stack.ts';
 
 const stack = useOAuthStack();
 
@@ -101,26 +107,7 @@ async function whoami(token: string | undefined, method = 'GET'): Promise<Respon
   });
 }
 
-async function mcpInitialize(token: string): Promise<Response> {
-  return fetch(`${stack().mcpUrl}/`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'token-surfaces', version: '1' },
-      },
-    }),
-  });
-}
+const mcpInitialize = (token: string) => postToMcp(stack().mcpUrl, token);
 
 async function revokeAtEndpoint(token: string, clientId: string): Promise<void> {
   const response = await fetch(`${stack().mcpUrl}/revoke`, {

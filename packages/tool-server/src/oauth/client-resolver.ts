@@ -5,7 +5,7 @@ import {
   isMetadataDocumentClientId,
   type MetadataDocumentFetcher,
 } from './client-metadata-document.ts';
-import { findClient, type OAuthClient, saveClient } from './clients.ts';
+import { clientFromMetadata, findClient, type OAuthClient, saveClient } from './clients.ts';
 
 export class ClientResolver {
   private readonly db: Database;
@@ -23,22 +23,15 @@ export class ClientResolver {
     if (stored && stored.source !== 'metadata_document') return stored;
     if (stored?.metadata_expires_at && stored.metadata_expires_at > new Date()) return stored;
     const { metadata, expiresAt } = await this.fetcher.fetchDocument(clientId);
-    return saveClient(this.db, {
-      client_id: clientId,
-      source: 'metadata_document',
-      client_secret_hash: null,
-      token_endpoint_auth_method: 'none',
-      redirect_uris: metadata.redirect_uris,
-      grant_types: metadata.grant_types,
-      response_types: metadata.response_types,
-      application_type: metadata.application_type,
-      client_name: metadata.client_name,
-      client_uri: metadata.client_uri,
-      logo_uri: metadata.logo_uri,
-      scope: metadata.scope,
-      metadata: metadata.echo,
-      metadata_expires_at: expiresAt,
-      registered_from: null,
-    });
+    return saveClient(
+      this.db,
+      clientFromMetadata(metadata, {
+        client_id: clientId,
+        source: 'metadata_document',
+        client_secret_hash: null,
+        metadata_expires_at: expiresAt,
+        registered_from: null,
+      }),
+    );
   }
 }

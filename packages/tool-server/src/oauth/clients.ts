@@ -2,6 +2,7 @@
 // Document when the client_id is an https URL, or the dashboard's first-party client. Reads and
 // writes go through here so every endpoint sees the same client.
 import type { Database } from '../store/database.ts';
+import type { AcceptedClientMetadata } from './client-metadata.ts';
 
 export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
 
@@ -24,6 +25,29 @@ export interface OAuthClient {
 }
 
 export type NewClient = Omit<OAuthClient, 'created_at'> & { registered_from: string | null };
+
+/** The record a client's accepted metadata (a registration or a metadata document) becomes. */
+export function clientFromMetadata(
+  metadata: AcceptedClientMetadata,
+  identity: Pick<
+    NewClient,
+    'client_id' | 'source' | 'client_secret_hash' | 'metadata_expires_at' | 'registered_from'
+  >,
+): NewClient {
+  return {
+    ...identity,
+    token_endpoint_auth_method: metadata.token_endpoint_auth_method,
+    redirect_uris: metadata.redirect_uris,
+    grant_types: metadata.grant_types,
+    response_types: metadata.response_types,
+    application_type: metadata.application_type,
+    client_name: metadata.client_name,
+    client_uri: metadata.client_uri,
+    logo_uri: metadata.logo_uri,
+    scope: metadata.scope,
+    metadata: metadata.echo,
+  };
+}
 
 const COLUMNS = `client_id, source, client_secret_hash, token_endpoint_auth_method, redirect_uris,
   grant_types, response_types, application_type, client_name, client_uri, logo_uri, scope, metadata,

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import type { ToolServerContext, ToolServerEnv } from '../context.ts';
 import { acceptClientMetadata } from './client-metadata.ts';
-import { saveClient } from './clients.ts';
+import { clientFromMetadata, saveClient } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
 import { enforceRateLimit } from './rate-limit.ts';
 import { generateSecret, hashSecret } from './secrets.ts';
@@ -38,23 +38,16 @@ export function handleRegister(context: ToolServerContext) {
     );
     const clientId = randomUUID();
     const secret = metadata.token_endpoint_auth_method === 'none' ? undefined : generateSecret(32);
-    const client = await saveClient(context.db, {
-      client_id: clientId,
-      source: 'registration',
-      client_secret_hash: secret ? hashSecret(secret) : null,
-      token_endpoint_auth_method: metadata.token_endpoint_auth_method,
-      redirect_uris: metadata.redirect_uris,
-      grant_types: metadata.grant_types,
-      response_types: metadata.response_types,
-      application_type: metadata.application_type,
-      client_name: metadata.client_name,
-      client_uri: metadata.client_uri,
-      logo_uri: metadata.logo_uri,
-      scope: metadata.scope,
-      metadata: metadata.echo,
-      metadata_expires_at: null,
-      registered_from: address,
-    });
+    const client = await saveClient(
+      context.db,
+      clientFromMetadata(metadata, {
+        client_id: clientId,
+        source: 'registration',
+        client_secret_hash: secret ? hashSecret(secret) : null,
+        metadata_expires_at: null,
+        registered_from: address,
+      }),
+    );
     context.logger.info(
       { event: 'oauth.client_registered', client_id: clientId, client_name: metadata.client_name },
       'client registered',

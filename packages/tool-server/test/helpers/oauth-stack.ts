@@ -176,3 +176,35 @@ export async function approveInBrowser(
   const rid = await startAuthorization(authorizationUrl.toString());
   return new URL(await decide(consentBaseUrl, rid, await signIn(stack, login), 'approve'));
 }
+
+/** A legacy-era `initialize` JSON-RPC body, as a 2025-11-25 client sends it first. */
+export const INITIALIZE_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'tool-server-tests', version: '1.0.0' },
+  },
+});
+
+/** POST {base}/ with `token` as the bearer: an `initialize` unless another body is given. */
+export function postToMcp(base: string, token: string, body = INITIALIZE_BODY): Promise<Response> {
+  return fetch(`${base}/`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body,
+  });
+}
+
+/** The status POST {base}/ answers for `token` (the body is drained). */
+export async function mcpStatusFor(base: string, token: string): Promise<number> {
+  const response = await postToMcp(base, token);
+  await response.body?.cancel();
+  return response.status;
+}
