@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '@capture/stack';
 import { afterEach, describe, expect, it } from 'vitest';
-import { approveInBrowser, registerClient, useOAuthStack } from './helpers/oauth-stack.ts';
+import { approveViaConsentApi, registerClient, useOAuthStack } from './helpers/oauth-stack.ts';
 
 const stack = useOAuthStack();
 
@@ -121,7 +121,7 @@ describe('the MCP conformance suite, authorization mode', () => {
           if (!browser && line.startsWith(`${base}/authorize?`)) {
             // The user's part: approve on the consent page, then the browser follows the redirect
             // to the suite's listener (which checks code, state and iss, then redeems the code).
-            browser = approveInBrowser(stack(), line).then(async (callback) => {
+            browser = approveViaConsentApi(stack(), line).then(async (callback) => {
               expect(callback.origin).toBe(`http://127.0.0.1:${port}`);
               await listenerUp;
               const delivered = await fetch(callback);

@@ -5,7 +5,7 @@
 // parameters are each SDK's stored client information, token and discovery-state types.
 import { randomBytes } from 'node:crypto';
 import type { RunningStack } from '@capture/stack';
-import { approveInBrowser, DEMO } from './oauth-stack.ts';
+import { approveViaConsentApi, DEMO } from './oauth-stack.ts';
 
 export interface HeadlessProviderOptions {
   stack: RunningStack;
@@ -18,6 +18,11 @@ export interface HeadlessProviderOptions {
    * (client_secret_basic) applies and the client gets a secret; otherwise it registers as `none`.
    */
   omitAuthMethod?: boolean;
+  /**
+   * The user agent's part: from the authorization URL to the redirect back to the client.
+   * Default: the consent API (`approveViaConsentApi`); a browser test passes the real page.
+   */
+  approve?: (authorizationUrl: URL) => Promise<URL>;
 }
 
 export class HeadlessOAuthProvider<ClientInformation, Tokens, DiscoveryState = unknown> {
@@ -92,10 +97,12 @@ export class HeadlessOAuthProvider<ClientInformation, Tokens, DiscoveryState = u
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     this.authorizationUrls.push(authorizationUrl);
-    this.callbackUrl = await approveInBrowser(
-      this.options.stack,
-      authorizationUrl,
-      this.options.login ?? DEMO.member,
-    );
+    this.callbackUrl = this.options.approve
+      ? await this.options.approve(authorizationUrl)
+      : await approveViaConsentApi(
+          this.options.stack,
+          authorizationUrl,
+          this.options.login ?? DEMO.member,
+        );
   }
 }

@@ -163,11 +163,11 @@ export async function authorizeAndExchange(
 }
 
 /**
- * What a user does in the browser after a client opens `authorizationUrl`: /authorize sends them
- * to the consent page, where they sign in and press Allow (through the consent API at
- * `consentBaseUrl`, as the dashboard does). Returns the redirect back to the client.
+ * What the user's browser does after a client opens `authorizationUrl`, without a browser:
+ * /authorize sends it to the consent page, whose sign-in and Allow are done here through the
+ * consent API at `consentBaseUrl`, as the page calls it. Returns the redirect back to the client.
  */
-export async function approveInBrowser(
+export async function approveViaConsentApi(
   stack: RunningStack,
   authorizationUrl: string | URL,
   login: { email: string; password: string } = DEMO.member,

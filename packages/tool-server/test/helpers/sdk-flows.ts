@@ -49,6 +49,8 @@ export const DISCOVERY_AND_REGISTRATION = [
 export interface FlowOptions {
   /** Register without token_endpoint_auth_method: a confidential client_secret_basic client. */
   omitAuthMethod?: boolean;
+  /** The user agent's part of the flow (HeadlessProviderOptions.approve). */
+  approve?: (authorizationUrl: URL) => Promise<URL>;
 }
 
 function providerFor<ClientInformation, Tokens, DiscoveryState>(
@@ -63,6 +65,7 @@ function providerFor<ClientInformation, Tokens, DiscoveryState>(
     redirectUrl: 'http://127.0.0.1:9/callback',
     clientName: `${clientName} (${new URL(base).host})`,
     omitAuthMethod: options.omitAuthMethod,
+    approve: options.approve,
   });
 }
 
