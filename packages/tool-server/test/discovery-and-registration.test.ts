@@ -14,6 +14,18 @@ function register(body: unknown, contentType = 'application/json') {
   });
 }
 
+describe('the local stack', () => {
+  it('names the tool server and the dashboard in its status variables', () => {
+    expect(stack().status()).toMatchObject({
+      MCP_URL: stack().mcpUrl,
+      MCP_LEGACY_URL: stack().mcpLegacyUrl,
+      DASHBOARD_URL: stack().dashboardUrl,
+    });
+    expect(new URL(stack().mcpLegacyUrl).hostname).toBe('localhost');
+    expect(new URL(stack().mcpUrl).hostname).toBe('127.0.0.1');
+  });
+});
+
 describe('discovery', () => {
   it.each([
     '/.well-known/oauth-authorization-server',

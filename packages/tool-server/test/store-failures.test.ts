@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../stack/src/ports.ts';
@@ -129,6 +130,25 @@ describe('Postgres stopped', () => {
     },
     30_000,
   );
+});
+
+describe('a genuine fault', () => {
+  it('answers 500 server_error, not a client error and not 503', async () => {
+    const db = new pg.Client({ connectionString: cluster?.url });
+    await db.connect();
+    try {
+      // A schema the server does not expect: no retry can help, so it is not an outage.
+      await db.query('alter table private.oauth_clients rename to oauth_clients_moved');
+      const response = await calls.token();
+      expect(response.status).toBe(500);
+      const body = (await response.json()) as { error: string; error_description: string };
+      expect(body.error).toBe('server_error');
+      expect(body.error_description).not.toMatch(/oauth_clients/);
+    } finally {
+      await db.query('alter table private.oauth_clients_moved rename to oauth_clients');
+      await db.end();
+    }
+  });
 });
 
 describe('Postgres hanging', () => {
