@@ -333,6 +333,9 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           supabaseUrl: apiUrl,
           jwtSecret: keys.jwtSecret,
           buildNumber: options.buildNumber ?? String(Math.floor(Date.now() / 1000)),
+          pacUrlTemplate: withProxy
+            ? `http://{port}.${PROXY_DOMAIN}:${ports.proxyManagement}/proxy.pac`
+            : undefined,
           ...options.toolServerSettings,
         },
         logger,

@@ -7,7 +7,6 @@ import type { ToolServerContext, ToolServerEnv } from './context.ts';
 import { verifyCaller } from './http/bearer-auth.ts';
 import { clientAddress } from './http/client-address.ts';
 import { type CorsPolicy, corsHeaders, preflightResponse } from './http/cors.ts';
-import { createMcpEndpoint } from './mcp/mcp-endpoint.ts';
 import { handleAuthorize } from './oauth/authorize-route.ts';
 import { handleConsent, handleGetAuthorization } from './oauth/consent-routes.ts';
 import { handleFirstPartyToken } from './oauth/first-party-route.ts';
@@ -54,7 +53,6 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
   const publicCors = withCors({ kind: 'public' });
   const dashboardCors = withCors({ kind: 'dashboard', origin: config.dashboardUrl });
   const deadline = (handler: Handler) => withDeadline(handler, config.storeDeadlineMs);
-  const mcp = createMcpEndpoint(config.buildNumber);
 
   // OAuth bodies are small; refuse a large one while it streams instead of buffering it.
   const smallBody = bodyLimit({
@@ -138,20 +136,25 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
         403,
       );
     }
-    const caller = await verifyCaller(
+    const verified = await verifyCaller(
       context.db,
       c.req.header('authorization'),
       c.get('origin'),
       context.secret,
     );
-    return mcp.fetch(c.req.raw, {
+    const caller = await context.profiles.profileOf(verified.claims);
+    // 2025-11-25 listen stream: GET with SSE (the SDK's stateless legacy leg answers 405).
+    if (c.req.method === 'GET' && (c.req.header('accept') ?? '').includes('text/event-stream')) {
+      return context.listenStreams.open(verified.expiresAt, {});
+    }
+    return context.mcp.fetch(c.req.raw, {
       authInfo: {
-        token: caller.token,
-        clientId: caller.clientId,
-        scopes: caller.scopes,
-        expiresAt: caller.expiresAt,
-        resource: new URL(caller.resource),
-        extra: { userId: caller.userId },
+        token: verified.token,
+        clientId: verified.clientId,
+        scopes: verified.scopes,
+        expiresAt: verified.expiresAt,
+        resource: new URL(verified.resource),
+        extra: { caller },
       },
     });
   });

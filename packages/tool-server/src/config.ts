@@ -52,6 +52,8 @@ export const ToolServerConfigSchema = z.object({
   metadataDocumentsAllowPrivateAddresses: z.boolean().default(false),
   /** Extra CA certificates (PEM) trusted when fetching metadata documents (tests). */
   metadataDocumentsExtraCa: z.string().optional(),
+  /** A device's PAC URL with `{port}` for its port (002 §4.4); unset where there is no proxy. */
+  pacUrlTemplate: z.string().optional(),
   /** serverInfo.version: the build number, advancing on every deploy (001 §9). */
   buildNumber: z.string().min(1).default('0'),
 });

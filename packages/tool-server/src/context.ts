@@ -1,8 +1,12 @@
 // What every route of the tool server shares: settings, the store, the origins it serves, the
 // signing secret and the client resolver.
+
+import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { ToolServerConfig } from './config.ts';
 import type { Origins } from './http/origins.ts';
+import type { CallerProfiles } from './mcp/caller-profile.ts';
+import type { ListenStreams } from './mcp/listen-streams.ts';
 import type { ClientResolver } from './oauth/client-resolver.ts';
 import type { Database } from './store/database.ts';
 
@@ -15,6 +19,10 @@ export interface ToolServerContext {
   /** `iss` of dashboard session tokens. */
   authIssuer: string;
   clients: ClientResolver;
+  /** The MCP side: who the caller is, their listen streams, and the SDK handler. */
+  profiles: CallerProfiles;
+  listenStreams: ListenStreams;
+  mcp: McpHttpHandler;
   logger: Logger;
 }
 

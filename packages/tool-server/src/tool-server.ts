@@ -6,6 +6,11 @@ import type { Logger } from 'pino';
 import { createToolServerApp } from './app.ts';
 import { authIssuerOf, parseToolServerConfig, type ToolServerConfigInput } from './config.ts';
 import { Origins } from './http/origins.ts';
+import { CallerProfiles } from './mcp/caller-profile.ts';
+import { type DeployAnnouncer, startDeployAnnouncer } from './mcp/deploy-announcer.ts';
+import { ListenStreams } from './mcp/listen-streams.ts';
+import { createMcpEndpoint } from './mcp/mcp-endpoint.ts';
+import { createRedactor } from './mcp/redactor.ts';
 import { MetadataDocumentFetcher } from './oauth/client-metadata-document.ts';
 import { ClientResolver } from './oauth/client-resolver.ts';
 import { createDatabase } from './store/database.ts';
@@ -33,6 +38,22 @@ export async function startToolServer(
   const config = parseToolServerConfig(input);
   const logger = parentLogger.child({ component: 'tool-server' });
   const db = createDatabase(config.dbUrl, logger, { timeoutMs: config.storeDeadlineMs - 500 });
+  // Tool queries run as the caller with the API's 8 s statement timeout (001 §8), on their own pool
+  // so a slow tool call never holds up sign-ins.
+  const toolDb = createDatabase(config.dbUrl, logger, { timeoutMs: 10_000 });
+  const redact = createRedactor(config.jwtSecret);
+  const listenStreams = new ListenStreams();
+  const mcp = createMcpEndpoint({
+    buildNumber: config.buildNumber,
+    logger,
+    toolCallFor: (caller) => ({
+      caller,
+      asCaller: (work) => toolDb.asCaller(caller.claims, work),
+      redact,
+      pacUrl: (port) =>
+        config.pacUrlTemplate ? config.pacUrlTemplate.replace('{port}', String(port)) : null,
+    }),
+  });
   const fetcher = new MetadataDocumentFetcher({
     allowPrivateAddresses: config.metadataDocumentsAllowPrivateAddresses,
     extraCa: config.metadataDocumentsExtraCa,
@@ -45,16 +66,24 @@ export async function startToolServer(
     secret: new TextEncoder().encode(config.jwtSecret),
     authIssuer: authIssuerOf(config),
     clients: new ClientResolver(db, fetcher),
+    profiles: new CallerProfiles(toolDb),
+    listenStreams,
+    mcp,
     logger,
   });
   const servers: Server[] = [];
+  let announcer: DeployAnnouncer | undefined;
   const stop = async () => {
+    await announcer?.stop();
+    listenStreams.closeAll();
+    await mcp.close();
     for (const server of servers) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
     await fetcher.close();
     await db.close();
+    await toolDb.close();
   };
   try {
     for (const { host, port } of config.listen) {
@@ -62,6 +91,18 @@ export async function startToolServer(
       servers.push(server);
       await listen(server, port, host);
     }
+    // 001 §6: every deploy makes every instance's clients refresh their lists.
+    announcer = await startDeployAnnouncer({
+      dbUrl: config.dbUrl,
+      buildNumber: config.buildNumber,
+      logger,
+      onDeploy: () => {
+        mcp.notify.toolsChanged();
+        mcp.notify.resourcesChanged();
+        listenStreams.broadcast('notifications/tools/list_changed');
+        listenStreams.broadcast('notifications/resources/list_changed');
+      },
+    });
   } catch (error) {
     await stop();
     throw error;

@@ -50,6 +50,15 @@ export function isStoreOutage(error: unknown): boolean {
 export interface Database {
   query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<Row[]>;
   transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /**
+   * A transaction run as the API caller, exactly as PostgREST runs a request: role
+   * `authenticated`, the token's claims in `request.jwt.claims` (so auth.uid(), RLS and
+   * has_capability see the caller) and the API's statement timeout (001 §8: 8 s).
+   */
+  asCaller<T>(
+    claims: Record<string, unknown>,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -75,7 +84,7 @@ export function createDatabase(
     throw isStoreOutage(error) ? new StoreUnavailableError(error) : error;
   };
 
-  return {
+  const database: Database = {
     async query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]) {
       try {
         return (await pool.query<Row>(text, values)).rows;
@@ -102,6 +111,18 @@ export function createDatabase(
         client?.release(broken);
       }
     },
+    asCaller(claims, work) {
+      return database.transaction(async (client) => {
+        await client.query(
+          `select set_config('role', 'authenticated', true),
+                  set_config('request.jwt.claims', $1, true),
+                  set_config('statement_timeout', '8s', true)`,
+          [JSON.stringify(claims)],
+        );
+        return work(client);
+      });
+    },
     close: () => pool.end(),
   };
+  return database;
 }

@@ -1,0 +1,237 @@
+// Benchmark of the MCP data tools (issue: MCP tool server): tools/call of inspect_requests,
+// summarize_device_traffic and get_stats over N entries (default 1M, 26 weeks), p50/p95, beside
+// the same query made directly over REST (PostgREST RPC through the gateway) in the same run, so
+// the tool server's overhead shows as a ratio; then the same with 50 concurrent clients.
+// Goal: p95 under 100 ms at 1M entries for each tool, overhead under 1.3x.
+// Run: npm run bench:tools -- [--entries 1000000] [--runs 100] [--concurrency 50]
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SignJWT } from 'jose';
+import pg from 'pg';
+import pino from 'pino';
+import { generateBenchData } from '../../../bench/entries-generator.ts';
+import { percentile } from '../../../bench/percentile.ts';
+import { startStack } from '../../stack/src/index.ts';
+
+const { values } = parseArgs({
+  options: {
+    entries: { type: 'string', default: '1000000' },
+    weeks: { type: 'string', default: '26' },
+    runs: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '50' },
+  },
+});
+const runs = Number(values.runs);
+const concurrency = Number(values.concurrency);
+
+type Call = () => Promise<Response>;
+
+/** One call, its body read and checked: a failed call is counted, never timed as a success. */
+async function timed(call: Call): Promise<{ ms: number; ok: boolean; detail: string }> {
+  const started = performance.now();
+  const response = await call();
+  const body = await response.text();
+  const ms = performance.now() - started;
+  const ok = response.ok && !body.includes('"isError":true') && !body.includes('"error"');
+  return { ms, ok, detail: ok ? '' : `${response.status} ${body.slice(0, 160)}` };
+}
+
+async function sequential(call: Call) {
+  for (let warm = 0; warm < 5; warm += 1) await timed(call);
+  const times: number[] = [];
+  let failures = 0;
+  let detail = '';
+  for (let run = 0; run < runs; run += 1) {
+    const result = await timed(call);
+    times.push(result.ms);
+    if (!result.ok) {
+      failures += 1;
+      detail = result.detail;
+    }
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95), failures, detail };
+}
+
+/** `concurrency` clients each making `runs / 5` calls back to back. */
+async function concurrent(call: Call) {
+  const times: number[] = [];
+  let failures = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let run = 0; run < Math.max(4, Math.floor(runs / 5)); run += 1) {
+        const result = await timed(call);
+        times.push(result.ms);
+        if (!result.ok) failures += 1;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  return {
+    p50: percentile(times, 50),
+    p95: percentile(times, 95),
+    failures,
+    perSecond: times.length / seconds,
+  };
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-tools-'));
+const stack = await startStack({
+  dataDir,
+  ports: 'free',
+  ephemeral: true,
+  seed: false,
+  proxy: false,
+  logger: pino({ level: 'error' }),
+});
+const db = new pg.Client({ connectionString: stack.dbUrl });
+await db.connect();
+try {
+  const total = Number(values.entries);
+  const data = await generateBenchData(db, {
+    entries: total,
+    weeks: Number(values.weeks),
+    users: 10,
+    devicesPerUser: 5,
+    onProgress: (inserted) => process.stderr.write(`\rgenerated ${inserted}/${total} entries`),
+  });
+  process.stderr.write('\n');
+  await db.query('vacuum analyze public.entries');
+  await db.query('select private.refresh_service_stats()');
+  const adminId = data.userIds.at(-1) as string;
+  await db.query(
+    `insert into public.user_roles (user_id, role_id) select $1, id from public.roles where slug = 'admin'`,
+    [adminId],
+  );
+
+  // An access token exactly as the tool server issues one: signed, and its jti recorded.
+  const secret = new TextEncoder().encode(stack.keys.jwtSecret);
+  const tokenFor = async (sub: string) => {
+    const jti = randomUUID();
+    await db.query(
+      `insert into public.api_tokens (jti, user_id, label, client_id, scopes, expires_at)
+       values ($1, $2, 'oauth', 'bench', '{dashboard}', now() + interval '2 hours')`,
+      [jti, sub],
+    );
+    return new SignJWT({ role: 'authenticated', client_id: 'bench', scope: 'dashboard' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(stack.mcpUrl)
+      .setSubject(sub)
+      .setAudience([stack.mcpUrl, 'authenticated'])
+      .setJti(jti)
+      .setIssuedAt()
+      .setExpirationTime('2h')
+      .sign(secret);
+  };
+  const actors = [
+    { name: 'admin', id: adminId, token: await tokenFor(adminId) },
+    {
+      name: 'scoped user',
+      id: data.userIds[0] as string,
+      token: await tokenFor(data.userIds[0] as string),
+    },
+  ];
+
+  const lines: string[] = [];
+  for (const actor of actors) {
+    const { rows } = await db.query<{ uuid: string }>(
+      'select uuid from public.devices where owner_user_id = $1 order by uuid limit 1',
+      [actor.id],
+    );
+    const device = rows[0]?.uuid as string;
+    let id = 0;
+    const tool =
+      (name: string, args: object): Call =>
+      () =>
+        fetch(`${stack.mcpUrl}/`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${actor.token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: ++id,
+            method: 'tools/call',
+            params: { name, arguments: args },
+          }),
+        });
+    const rest =
+      (name: string, args: object): Call =>
+      () =>
+        fetch(`${stack.apiUrl}/rest/v1/rpc/${name}`, {
+          method: 'POST',
+          headers: {
+            apikey: actor.token,
+            authorization: `Bearer ${actor.token}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify(args),
+        });
+    const cases: Array<{ name: string; tool: Call; rest: Call }> = [
+      {
+        name: 'inspect_requests, newest 50',
+        tool: tool('inspect_requests', { limit: 50 }),
+        rest: rest('inspect_entries', { lim: 50 }),
+      },
+      {
+        name: 'inspect_requests, search "checkout"',
+        tool: tool('inspect_requests', { search: 'checkout', limit: 50 }),
+        rest: rest('inspect_entries', { search_q: 'checkout', lim: 50 }),
+      },
+      {
+        name: 'summarize_device_traffic, 24 h',
+        tool: tool('summarize_device_traffic', { device_uuid: device }),
+        rest: rest('summarize_device_traffic', { target_uuid: device }),
+      },
+      {
+        name: 'summarize_device_traffic, 7 d',
+        tool: tool('summarize_device_traffic', {
+          device_uuid: device,
+          since: new Date(Date.now() - 7 * 86_400_000).toISOString(),
+        }),
+        rest: rest('summarize_device_traffic', {
+          target_uuid: device,
+          from_ts: new Date(Date.now() - 7 * 86_400_000).toISOString(),
+        }),
+      },
+      ...(actor.name === 'admin'
+        ? [{ name: 'get_stats', tool: tool('get_stats', {}), rest: rest('get_stats', {}) }]
+        : []),
+    ];
+    for (const entry of cases) {
+      const [viaTool, viaRest] = [await sequential(entry.tool), await sequential(entry.rest)];
+      const [toolLoad, restLoad] = [await concurrent(entry.tool), await concurrent(entry.rest)];
+      const fail = viaTool.failures + viaRest.failures + toolLoad.failures + restLoad.failures;
+      lines.push(
+        `| ${actor.name} | ${entry.name} | ${viaTool.p50.toFixed(1)} / ${viaTool.p95.toFixed(1)} | ` +
+          `${viaRest.p50.toFixed(1)} / ${viaRest.p95.toFixed(1)} | ` +
+          `${(viaTool.p50 / viaRest.p50).toFixed(2)}x / ${(viaTool.p95 / viaRest.p95).toFixed(2)}x | ` +
+          `${toolLoad.p50.toFixed(1)} / ${toolLoad.p95.toFixed(1)} (${toolLoad.perSecond.toFixed(0)}/s) | ` +
+          `${restLoad.p50.toFixed(1)} / ${restLoad.p95.toFixed(1)} (${restLoad.perSecond.toFixed(0)}/s) | ${fail}` +
+          `${fail ? ` (${viaTool.detail || viaRest.detail})` : ''} |`,
+      );
+    }
+  }
+  console.log(
+    `\n${total} entries over ${values.weeks} weeks; ${runs} sequential runs per row, then ${concurrency} ` +
+      `concurrent clients; ${cpus().length} × ${cpus()[0]?.model}, Node ${process.version}\n`,
+  );
+  console.log(
+    '| caller | call | tools/call p50 / p95 ms | REST p50 / p95 ms | tool ÷ REST p50 / p95 | ' +
+      `${concurrency} clients: tool p50 / p95 ms | ${concurrency} clients: REST p50 / p95 ms | failures |`,
+  );
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const line of lines) console.log(line);
+} finally {
+  await db.end();
+  await stack.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,22 @@
+// Every tool of the tool server, in the order tools/list presents them (a stable, deterministic
+// order, as the 2026-07-28 conformance scenarios expect). Farm tools are their own issue.
+
+import type { ToolDefinition } from './tool-definition.ts';
+import { listBreakpoints, resumeBreakpoint } from './tools/breakpoints.ts';
+import { getStats, getStatus } from './tools/feed-snapshots.ts';
+import { inspectRequests } from './tools/inspect-requests.ts';
+import { listDevices } from './tools/list-devices.ts';
+import { summarizeDeviceTraffic } from './tools/summarize-device-traffic.ts';
+import { listTags, listWorkspaces } from './tools/workspaces-and-tags.ts';
+
+export const TOOL_CATALOG: readonly ToolDefinition[] = [
+  listDevices,
+  summarizeDeviceTraffic,
+  inspectRequests,
+  getStats,
+  getStatus,
+  listBreakpoints,
+  resumeBreakpoint,
+  listWorkspaces,
+  listTags,
+];
