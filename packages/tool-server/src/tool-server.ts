@@ -92,7 +92,7 @@ export async function startToolServer(
       await listen(server, port, host);
     }
     // 001 §6: every deploy makes every instance's clients refresh their lists.
-    announcer = await startDeployAnnouncer({
+    announcer = startDeployAnnouncer({
       dbUrl: config.dbUrl,
       buildNumber: config.buildNumber,
       logger,

@@ -83,7 +83,7 @@ describe('a rolling deploy', () => {
       }),
     });
     expect(answer.status).toBe(200);
-    expect(answer.text).toMatch(/"serverInfo":\{"name":"capture-platform","version":"101"\}/);
+    expect(answer.text).toMatch(/"serverInfo":\{"name":"capture-platform","version":"101"/);
   });
 
   it('rotates the old build’s refresh token', async () => {
