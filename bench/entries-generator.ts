@@ -1,6 +1,7 @@
 // Synthetic captures for benchmarks: N entries with realistic hosts (a skewed mix of ~200 API,
-// CDN and tracker hosts) and paths (templated with ids, so most are distinct), spread evenly over
-// the last W weeks and over U users' devices. Runs as one INSERT … SELECT per batch on the server.
+// CDN and tracker hosts) and paths (templated with ids, so most are distinct), methods, statuses,
+// timings with a long tail, body sizes and about 1 % upstream failures, spread evenly over the
+// last W weeks and over U users' devices. Runs as one INSERT … SELECT per batch on the server.
 import type { Client } from 'pg';
 
 export interface BenchDataOptions {
@@ -8,6 +9,9 @@ export interface BenchDataOptions {
   weeks: number;
   users: number;
   devicesPerUser: number;
+  /** Bytes of incompressible response-body text per capture (default 0: no body). Above about
+   *  2 kB the payload is stored out of line (TOAST), as real captures with bodies are. */
+  bodyBytes?: number;
   batchSize?: number;
   onProgress?: (inserted: number) => void;
 }
@@ -109,23 +113,37 @@ export async function createBenchDevices(
 export async function insertBenchEntries(
   db: Client,
   deviceUuids: string[],
-  options: Pick<BenchDataOptions, 'entries' | 'weeks' | 'batchSize' | 'onProgress'>,
+  options: Pick<BenchDataOptions, 'entries' | 'weeks' | 'bodyBytes' | 'batchSize' | 'onProgress'>,
 ): Promise<void> {
   const batchSize = options.batchSize ?? 100_000;
   for (let start = 0; start < options.entries; start += batchSize) {
     const count = Math.min(batchSize, options.entries - start);
     await db.query(
       `insert into public.entries (ts, kind, request_id, device_uuid, payload)
-       select ts, 'http', 'bench-' || n, device_uuid, jsonb_build_object(
+       select ts, kind, 'bench-' || n, device_uuid, jsonb_build_object(
            'method', method, 'scheme', 'https', 'host', host, 'path', path,
-           'url', 'https://' || host || path || query, 'statusCode', status,
+           'url', 'https://' || host || path || query,
+           'statusCode', case kind when 'error' then 502 else status end,
            'requestHeaders', jsonb_build_array(jsonb_build_array('host', host),
              jsonb_build_array('user-agent', 'BenchApp/1.0')),
            'responseHeaders', jsonb_build_array(jsonb_build_array('content-type', 'application/json')),
-           'timings', jsonb_build_object('wait', n % 300, 'receive', n % 7),
+           'timings', jsonb_build_object('wait', n % 300, 'receive', n % 7,
+             'total', round((n % 300 + n % 7 + 1 + power(random(), 40) * 30000)::numeric, 2)),
+           'sizes', jsonb_build_object(
+             'requestBody', case when method in ('POST', 'PUT') then 64 + n % 4000 else 0 end,
+             'responseBody', case kind when 'error' then 0 else (n * 7919) % 65536 end),
            'source', (array['pac','vpn','cdp'])[1 + n % 3])
+         || case kind when 'error' then jsonb_build_object('error', 'upstream unreachable')
+            else '{}' end
+         || case when $8::int > 0 then jsonb_build_object('responseBody', jsonb_build_object(
+              'text', (select string_agg(md5(n::text || '.' || b), '')
+                       from generate_series(1, ceil($8::int / 32.0)::int) as b),
+              'encoding', 'utf8', 'size', $8::int, 'truncated', false))
+            else '{}' end
        from (
          select n,
+           -- About 1 in 100 exchanges failed upstream (kind error, the proxy's 502).
+           case when n % 101 = 0 then 'error' else 'http' end as kind,
            now() - make_interval(weeks => $3) + make_interval(weeks => $3) * (n::float8 / $4) as ts,
            ($5::uuid[])[1 + floor(random() * cardinality($5::uuid[]))::int] as device_uuid,
            ($6::text[])[1 + floor(power(random(), 3) * cardinality($6::text[]))::int] as host,
@@ -146,6 +164,7 @@ export async function insertBenchEntries(
         deviceUuids,
         BENCH_HOSTS,
         PATH_TEMPLATES,
+        options.bodyBytes ?? 0,
       ],
     );
     options.onProgress?.(start + count);
