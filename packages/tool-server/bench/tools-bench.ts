@@ -29,13 +29,24 @@ const concurrency = Number(values.concurrency);
 
 type Call = () => Promise<Response>;
 
+/** Whether a body is a failure: a JSON-RPC error or a tool error (SSE or JSON), or not JSON. */
+function failed(body: string): boolean {
+  const json = body.startsWith('event:') ? (/^data: (.*)$/m.exec(body)?.[1] ?? '') : body;
+  try {
+    const parsed = JSON.parse(json) as { error?: unknown; result?: { isError?: boolean } };
+    return parsed.error !== undefined || parsed.result?.isError === true;
+  } catch {
+    return true;
+  }
+}
+
 /** One call, its body read and checked: a failed call is counted, never timed as a success. */
 async function timed(call: Call): Promise<{ ms: number; ok: boolean; detail: string }> {
   const started = performance.now();
   const response = await call();
   const body = await response.text();
   const ms = performance.now() - started;
-  const ok = response.ok && !body.includes('"isError":true') && !body.includes('"error"');
+  const ok = response.ok && !failed(body);
   return { ms, ok, detail: ok ? '' : `${response.status} ${body.slice(0, 160)}` };
 }
 

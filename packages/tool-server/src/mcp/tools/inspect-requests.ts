@@ -111,15 +111,14 @@ export const inspectRequests = defineTool({
       );
       return rows;
     });
-    const requests = await Promise.all(
-      rows.map(async (row) => ({
-        ...row,
-        id: Number(row.id),
-        ts: row.ts.toISOString(),
-        // A URL may carry a token in its query string.
-        url: row.url === null ? null : String(await call.redact(row.url)),
-      })),
-    );
+    // A URL may carry a token in its query string: one redaction pass for the whole page.
+    const urls = (await call.redact(rows.map((row) => row.url))) as Array<string | null>;
+    const requests = rows.map((row, index) => ({
+      ...row,
+      id: Number(row.id),
+      ts: row.ts.toISOString(),
+      url: urls[index] ?? null,
+    }));
     const last = requests.at(-1);
     return { requests, next_before_id: requests.length === limit && last ? last.id : null };
   },
