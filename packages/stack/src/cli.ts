@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // `npm run stack -- <command>`: up [--detach] [--free-ports] [--data-dir DIR] | down | status [-o json|env]
-// | reset | mail [--to EMAIL] | check. See docs/local-stack.md.
+// | reset | mail [--to EMAIL] | check | help [command]. See docs/local-stack.md. User errors print
+// one line and the usage (exit 2), never a stack trace; unexpected faults one line and a file.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { readMailbox } from './auth/mailbox.ts';
+import { COMMAND_HELP, commandUsage, generalUsage } from './cli-usage.ts';
 import { runDatabaseChecks } from './db-checks.ts';
 import { readDemoLogins } from './demo-logins.ts';
 import { StackError } from './errors.ts';
@@ -14,19 +17,48 @@ import { REPO_ROOT, startStack } from './stack.ts';
 import { readLiveState, removeState, waitForExit, writeState } from './state-file.ts';
 import { formatEnv, formatPretty, type StatusVariables } from './status-variables.ts';
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    detach: { type: 'boolean', default: false },
-    'free-ports': { type: 'boolean', default: false },
-    'data-dir': { type: 'string' },
-    output: { type: 'string', short: 'o', default: 'pretty' },
-    to: { type: 'string' },
-  },
-});
+/** A mistake in the command line: one line and the usage, exit 2. */
+class UsageError extends Error {}
 
+function parseCommandLine() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        detach: { type: 'boolean', default: false },
+        'free-ports': { type: 'boolean', default: false },
+        'data-dir': { type: 'string' },
+        output: { type: 'string', short: 'o', default: 'pretty' },
+        to: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    // node:util parseArgs reports unknown flags and missing values as ERR_PARSE_ARGS_*.
+    const code = (error as { code?: string }).code ?? '';
+    // Its messages run over several lines; the first names the mistake.
+    if (code.startsWith('ERR_PARSE_ARGS')) {
+      throw new UsageError(((error as Error).message.split('\n')[0] ?? '').trim());
+    }
+    throw error;
+  }
+}
+
+function failUsage(message: string, usage = generalUsage()): never {
+  console.error(`stack: ${message}\n\n${usage}`);
+  process.exit(2);
+}
+
+let parsed: ReturnType<typeof parseCommandLine>;
+try {
+  parsed = parseCommandLine();
+} catch (error) {
+  if (error instanceof UsageError) failUsage(error.message);
+  throw error;
+}
+const { values, positionals } = parsed;
 const dataDir = resolve(values['data-dir'] ?? join(REPO_ROOT, '.stack'));
-const command = positionals[0] ?? 'status';
+const command = positionals[0] ?? (values.help ? 'help' : 'status');
 
 function printBanner(variables: StatusVariables): void {
   const logins = readDemoLogins(REPO_ROOT);
@@ -155,6 +187,17 @@ async function check(): Promise<void> {
   if (!report.passed) process.exitCode = 1;
 }
 
+function help(): void {
+  const topic = command === 'help' ? positionals[1] : command;
+  if (!topic || topic === 'help') {
+    console.log(generalUsage());
+    return;
+  }
+  const usage = commandUsage(topic);
+  if (!usage) failUsage(`no command ${topic}`);
+  console.log(usage);
+}
+
 const commands: Record<string, () => void | Promise<void>> = {
   up,
   down,
@@ -162,20 +205,46 @@ const commands: Record<string, () => void | Promise<void>> = {
   reset,
   mail,
   check,
+  help,
 };
 
-try {
-  const run = commands[command];
-  if (!run)
-    throw new StackError(
-      'bad_option',
-      `unknown command ${command}; use up, down, status, reset, mail or check`,
+/** Argument checks no parser does: the command exists, values are in range. */
+function checkCommandLine(): void {
+  if (!COMMAND_HELP[command]) failUsage(`unknown command ${command}`);
+  if (positionals.length > (command === 'help' ? 2 : 1)) {
+    failUsage(`${command} takes no argument ${positionals.at(-1)}`, commandUsage(command));
+  }
+  if (!['pretty', 'json', 'env'].includes(values.output)) {
+    failUsage(`--output must be pretty, json or env, not ${values.output}`, commandUsage('status'));
+  }
+}
+
+/** An unexpected fault: one line on screen, the detail in a file people can attach to a report. */
+function reportFault(error: unknown): never {
+  const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  let where = join(dataDir, 'stack-error.log');
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(
+      where,
+      `${new Date().toISOString()} stack ${process.argv.slice(2).join(' ')}\n${detail}\n`,
     );
-  await run();
+  } catch {
+    where = join(tmpdir(), `stack-error-${process.pid}.log`);
+    writeFileSync(where, `${detail}\n`);
+  }
+  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  console.error(`stack: unexpected failure: ${message} (details in ${where})`);
+  process.exit(1);
+}
+
+checkCommandLine();
+try {
+  await (values.help ? help : (commands[command] as () => void | Promise<void>))();
 } catch (error) {
   if (error instanceof StackError) {
     console.error(`stack: ${error.message}`);
     process.exit(error.code === 'not_running' ? 3 : 1);
   }
-  throw error;
+  reportFault(error);
 }

@@ -1,0 +1,85 @@
+// What `npm run stack -- --help` and `help <command>` print: the commands, their flags with
+// defaults, and one example each (issue 20: a CLI that explains itself).
+
+interface CommandHelp {
+  summary: string;
+  options: string[];
+  example: string;
+}
+
+export const COMMAND_HELP: Record<string, CommandHelp> = {
+  up: {
+    summary: 'Start the whole local stack with demo data; Ctrl-C stops it.',
+    options: [
+      '--detach          run in the background, logging to <data-dir>/stack.log',
+      '--free-ports      pick free ports instead of 54321-54325, 8888 and 8889',
+      '--data-dir DIR    where the database, mail and state live (default: .stack)',
+    ],
+    example: 'npm run stack -- up --detach',
+  },
+  down: {
+    summary: 'Stop a stack started with --detach.',
+    options: ['--data-dir DIR    the stack to stop (default: .stack)'],
+    example: 'npm run stack -- down',
+  },
+  status: {
+    summary: 'Print the URLs and keys of the running stack, named as `supabase status` names them.',
+    options: [
+      '-o, --output FMT  pretty, json or env (default: pretty)',
+      '--data-dir DIR    the stack to ask (default: .stack)',
+    ],
+    example: 'eval "$(npm run -s stack -- status -o env)"',
+  },
+  reset: {
+    summary: 'Delete the data directory; the next `up` starts a fresh database with the seed.',
+    options: ['--data-dir DIR    the directory to delete (default: .stack)'],
+    example: 'npm run stack -- reset',
+  },
+  mail: {
+    summary: 'List the mail the auth service sent (magic links, one-time codes).',
+    options: [
+      '--to EMAIL        only mail to this address',
+      '--data-dir DIR    the stack whose mailbox to read (default: .stack)',
+    ],
+    example: 'npm run stack -- mail --to user@demo.local',
+  },
+  check: {
+    summary: 'Run `supabase db advisors` and `supabase db lint` against the running database.',
+    options: ['--data-dir DIR    the stack to check (default: .stack)'],
+    example: 'npm run stack -- check',
+  },
+  help: {
+    summary: 'Show this help, or the help of one command.',
+    options: [],
+    example: 'npm run stack -- help up',
+  },
+};
+
+export function generalUsage(): string {
+  const width = Math.max(...Object.keys(COMMAND_HELP).map((name) => name.length));
+  const commands = Object.entries(COMMAND_HELP)
+    .map(([name, help]) => `  ${name.padEnd(width)}  ${help.summary}`)
+    .join('\n');
+  return `Usage: npm run stack -- <command> [options]
+
+Commands:
+${commands}
+
+Options: -h, --help shows help; \`npm run stack -- help <command>\` shows a command's flags.
+
+Example: npm start   (the same as npm run stack -- up, after installing what is missing)`;
+}
+
+export function commandUsage(name: string): string | undefined {
+  const help = COMMAND_HELP[name];
+  if (!help) return undefined;
+  const options =
+    help.options.length > 0
+      ? `\nOptions:\n${help.options.map((line) => `  ${line}`).join('\n')}\n`
+      : '';
+  return `Usage: npm run stack -- ${name}${help.options.length > 0 ? ' [options]' : ''}
+
+${help.summary}
+${options}
+Example: ${help.example}`;
+}
