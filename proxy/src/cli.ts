@@ -3,7 +3,50 @@
 // PROXY_* environment variables (docs/proxy.md); logs are JSON lines on stdout (pino). SIGINT and
 // SIGTERM close the listeners and flush the capture queue before exiting.
 import pino from 'pino';
-import { configFromEnvironment, startProxyDaemon } from './daemon.ts';
+import { ZodError } from 'zod';
+import { configFromEnvironment, type DaemonConfig, startProxyDaemon } from './daemon.ts';
+
+const USAGE = `Usage: node proxy/src/cli.ts [--help]
+
+Runs the capture proxy. Settings come from the environment (docs/proxy.md):
+  PROXY_DB_URL             Postgres URL (required; a role that may set role service_role)
+  PROXY_DATA_DIR           CA files and the capture spool (default .proxy)
+  PROXY_HOST               bind address (default 127.0.0.1; 0.0.0.0 to serve devices)
+  PROXY_PORT               shared port (default 8888)
+  PROXY_MANAGEMENT_PORT    /allocate, PAC, /health, /ca.pem (default 8889)
+  PROXY_DOMAIN             PAC host names (default proxy.localhost)
+  PROXY_DEVICE_PORTS       device port pool (default 20000-20999)
+  PROXY_ALLOWLIST          client addresses allowed (default 127.0.0.0/8,::1/128)
+  PROXY_DESTINATIONS       CIDRs and host patterns the proxy may reach (default any)
+  PROXY_PASSTHROUGH_HOSTS  hosts never intercepted (default none)
+  PROXY_BODY_CAP           bytes of each body kept (default 1048576)
+  PROXY_HTTP2              on or off (default on)
+  PROXY_UPSTREAM_CA_FILE   extra PEM roots for origins
+  LOG_LEVEL                pino level (default info)
+
+Example: PROXY_DB_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres node proxy/src/cli.ts`;
+
+// A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (args.length > 0) {
+  console.error(
+    `capture-proxy: unknown argument ${args[0]}; settings come from PROXY_* variables\n\n${USAGE}`,
+  );
+  process.exit(2);
+}
+let config: DaemonConfig;
+try {
+  config = configFromEnvironment(process.env);
+} catch (error) {
+  if (!(error instanceof ZodError)) throw error;
+  const problems = error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  console.error(`capture-proxy: ${problems.join('; ')}\n\n${USAGE}`);
+  process.exit(2);
+}
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 // A promise nobody awaited must not take every device offline: it is logged as a defect, and
@@ -11,7 +54,7 @@ const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 process.on('unhandledRejection', (reason) => {
   logger.error({ err: reason }, 'unhandled rejection (a defect: please report it)');
 });
-const daemon = await startProxyDaemon(configFromEnvironment(process.env), logger);
+const daemon = await startProxyDaemon(config, logger);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     logger.info({ signal }, 'stopping');

@@ -13,7 +13,12 @@ const Environment = z.object({
   STATUS_DB_URL: z.string().url().describe('Postgres URL; writes run as service_role'),
   STATUS_API_URL: z.string().url().describe('Supabase API URL (gateway) the probes call'),
   STATUS_ANON_KEY: z.string().min(1).describe('anon or publishable key for the probes'),
-  STATUS_INTERVAL_MS: z.coerce.number().int().min(1_000).default(10_000),
+  STATUS_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(10_000)
+    .describe('milliseconds between snapshots (default 10000)'),
   STATUS_PROXY_URL: z.string().url().optional().describe('proxy health URL, when a proxy runs'),
   STATUS_TOOL_SERVER_URL: z.string().url().optional().describe('tool server URL, when present'),
   STATUS_SYSTEMD_UNITS: z
@@ -22,7 +27,36 @@ const Environment = z.object({
     .describe('component=unit pairs, comma-separated, e.g. rest=postgrest,proxy=capture-proxy'),
 });
 
-const environment = Environment.parse(process.env);
+const USAGE = `Usage: node packages/status/src/cli.ts [--help]
+
+Runs the status service: host metrics and component probes into service_status (docs/feeds.md).
+Settings come from the environment:
+${Object.entries(Environment.shape)
+  .map(([name, schema]) => `  ${name.padEnd(24)} ${schema.description ?? ''}`)
+  .join('\n')}
+
+Example: STATUS_DB_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres \\
+  STATUS_API_URL=http://127.0.0.1:54321 STATUS_ANON_KEY=… node packages/status/src/cli.ts`;
+
+// A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (args.length > 0) {
+  console.error(
+    `capture-status: unknown argument ${args[0]}; settings come from STATUS_* variables\n\n${USAGE}`,
+  );
+  process.exit(2);
+}
+const checked = Environment.safeParse(process.env);
+if (!checked.success) {
+  const problems = checked.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  console.error(`capture-status: ${problems.join('; ')}\n\n${USAGE}`);
+  process.exit(2);
+}
+const environment = checked.data;
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 const units = new Map(
   (environment.STATUS_SYSTEMD_UNITS ?? '')

@@ -28,12 +28,55 @@ const Environment = z.object({
   TOOL_SERVER_SUPABASE_URL: z.string().url().describe('{base_url}: the Supabase API URL'),
   TOOL_SERVER_JWT_SECRET: z.string().min(32).describe("the project's JWT secret (HS256)"),
   TOOL_SERVER_BUILD_NUMBER: z.string().min(1).describe('serverInfo.version; set by the deploy'),
-  TOOL_SERVER_ACCESS_TOKEN_TTL: z.coerce.number().int().optional(),
-  TOOL_SERVER_REGISTRATIONS_PER_HOUR: z.coerce.number().int().optional(),
-  TOOL_SERVER_TRUSTED_PROXY_HOPS: z.coerce.number().int().optional(),
+  TOOL_SERVER_ACCESS_TOKEN_TTL: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe('access-token lifetime in seconds (default 3600)'),
+  TOOL_SERVER_REGISTRATIONS_PER_HOUR: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe('client registrations per address per hour (default 30)'),
+  TOOL_SERVER_TRUSTED_PROXY_HOPS: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe('proxies in front that append X-Forwarded-For (default 0)'),
 });
 
-const environment = Environment.parse(process.env);
+const USAGE = `Usage: node packages/tool-server/src/cli.ts [--help]
+
+Runs the tool server: the MCP endpoint and its OAuth 2.1 authorization server
+(docs/tool-server.md). Settings come from the environment:
+${Object.entries(Environment.shape)
+  .map(([name, schema]) => `  ${name.padEnd(36)} ${schema.description ?? ''}`)
+  .join('\n')}
+
+Example: TOOL_SERVER_ORIGINS=https://mcp.example.com TOOL_SERVER_DB_URL=… \\
+  TOOL_SERVER_SUPABASE_URL=https://<ref>.supabase.co TOOL_SERVER_JWT_SECRET=… \\
+  TOOL_SERVER_DASHBOARD_URL=https://app.example.com TOOL_SERVER_BUILD_NUMBER=42 \\
+  node packages/tool-server/src/cli.ts`;
+
+// A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (args.length > 0) {
+  console.error(
+    `capture-tool-server: unknown argument ${args[0]}; settings come from TOOL_SERVER_* variables\n\n${USAGE}`,
+  );
+  process.exit(2);
+}
+const checked = Environment.safeParse(process.env);
+if (!checked.success) {
+  const problems = checked.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+  console.error(`capture-tool-server: ${problems.join('; ')}\n\n${USAGE}`);
+  process.exit(2);
+}
+const environment = checked.data;
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 
 function parseListen(pair: string): { host: string; port: number } {
