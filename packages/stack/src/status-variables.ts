@@ -1,6 +1,19 @@
 // The variables `npm run stack -- status` prints, named as `supabase status` names them so
 // scripts written for the Supabase CLI work, plus the stack's own additions.
-import type { RunningStack } from './stack.ts';
+import type { ProjectKeys } from './keys.ts';
+
+/** What the variables are made of: the running stack's addresses and keys (a RunningStack). */
+export interface StackAddresses {
+  apiUrl: string;
+  dbUrl: string;
+  mailboxDir: string;
+  keys: ProjectKeys;
+  ports: { proxy: number; proxyManagement: number };
+  proxyDomain: string;
+  mcpUrl: string;
+  mcpLegacyUrl: string;
+  dashboardUrl: string;
+}
 
 export interface StatusVariables {
   API_URL: string;
@@ -22,7 +35,7 @@ export interface StatusVariables {
   DASHBOARD_URL: string;
 }
 
-export function statusVariables(stack: RunningStack): StatusVariables {
+export function statusVariables(stack: StackAddresses): StatusVariables {
   return {
     API_URL: stack.apiUrl,
     REST_URL: `${stack.apiUrl}/rest/v1`,
