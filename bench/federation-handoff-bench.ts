@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createClient } from '@supabase/supabase-js';
 import pino from 'pino';
-import { percentile } from './percentile.ts';
 import { startStack } from '../packages/stack/src/index.ts';
+import { percentile } from './percentile.ts';
 
 const { values } = parseArgs({
   options: {
