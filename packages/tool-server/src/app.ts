@@ -145,7 +145,7 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
     const caller = await context.profiles.profileOf(verified.claims);
     // 2025-11-25 listen stream: GET with SSE (the SDK's stateless legacy leg answers 405).
     if (c.req.method === 'GET' && (c.req.header('accept') ?? '').includes('text/event-stream')) {
-      return context.listenStreams.open(verified.expiresAt, {});
+      return context.listenStreams.open(String(verified.claims.jti), verified.expiresAt, {});
     }
     return context.mcp.fetch(c.req.raw, {
       authInfo: {

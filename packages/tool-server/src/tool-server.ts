@@ -42,7 +42,16 @@ export async function startToolServer(
   // so a slow tool call never holds up sign-ins.
   const toolDb = createDatabase(config.dbUrl, logger, { timeoutMs: 10_000 });
   const redact = createRedactor(config.jwtSecret);
-  const listenStreams = new ListenStreams();
+  // A store outage does not cut streams (the keep-alive check then counts as live).
+  const listenStreams = new ListenStreams(async (jti) => {
+    const rows = await db.query(
+      `select 1 from public.api_tokens t join auth.users u on u.id = t.user_id
+        where t.jti = $1 and t.revoked_at is null and t.expires_at > now()
+          and u.deleted_at is null and (u.banned_until is null or u.banned_until < now())`,
+      [jti],
+    );
+    return rows.length > 0;
+  });
   const mcp = createMcpEndpoint({
     buildNumber: config.buildNumber,
     logger,

@@ -51,22 +51,27 @@ export async function verifyCaller(
   const resource = canonicalResource(origin) ?? origin;
   let claims: Record<string, unknown>;
   try {
+    // RFC 8707: for this host, and issued by it (each host is its own issuer, 001 §4.1).
     ({ payload: claims } = await jwtVerify(token, secret, {
       algorithms: ['HS256'],
       audience: resource,
+      issuer: origin,
     }));
   } catch {
     throw unauthorized(origin, true, 'The access token is invalid, expired or not for this server');
   }
   const jti = typeof claims.jti === 'string' ? claims.jti : '';
   const rows = await db.query<{ user_id: string; client_id: string | null; scopes: string[] }>(
-    `select user_id, client_id, scopes from public.api_tokens
-      where jti = $1 and label = 'oauth' and revoked_at is null and expires_at > now()`,
+    // A banned or deleted account's tokens stop at once, not at their exp.
+    `select t.user_id, t.client_id, t.scopes
+       from public.api_tokens t join auth.users u on u.id = t.user_id
+      where t.jti = $1 and t.label = 'oauth' and t.revoked_at is null and t.expires_at > now()
+        and u.deleted_at is null and (u.banned_until is null or u.banned_until < now())`,
     [jti],
   );
   const row = rows[0];
   if (!row || row.user_id !== claims.sub) {
-    throw unauthorized(origin, true, 'The access token was revoked');
+    throw unauthorized(origin, true, 'The access token was revoked or its account suspended');
   }
   return {
     token,

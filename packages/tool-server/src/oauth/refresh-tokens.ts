@@ -34,6 +34,8 @@ export interface RefreshTokenRow {
   scope: string;
   resource: string;
   email: string | null;
+  /** A banned or deleted account refreshes nothing. */
+  account_suspended: boolean;
 }
 
 /** The token's row with its grant, locked for the rotation decision. */
@@ -47,7 +49,8 @@ export async function lockRefreshToken(
             t.revoked_at, g.revoked_at as grant_revoked_at, g.user_id, g.client_id, g.scope,
             -- The family's own host, not the grant's latest approval (one client may be allowed
             -- on both origins): this server's resource is the origin that issued the family.
-            t.issuer as resource, u.email
+            t.issuer as resource, u.email,
+            (u.deleted_at is not null or coalesce(u.banned_until > now(), false)) as account_suspended
        from private.oauth_refresh_tokens t
        join private.oauth_grants g on g.id = t.grant_id
        join auth.users u on u.id = g.user_id

@@ -47,6 +47,7 @@ interface CodeRow {
   user_id: string;
   email: string | null;
   grant_revoked_at: Date | null;
+  account_suspended: boolean;
 }
 
 function mayRefresh(client: OAuthClient): boolean {
@@ -73,7 +74,8 @@ async function exchangeCode(
     const { rows } = await db.query<CodeRow>(
       `select k.code_hash, k.expires_at, k.used_at, k.family_id, k.grant_id, r.client_id,
               r.redirect_uri, r.code_challenge, r.issuer, g.scope, r.resource, g.user_id, u.email,
-              g.revoked_at as grant_revoked_at
+              g.revoked_at as grant_revoked_at,
+              (u.deleted_at is not null or coalesce(u.banned_until > now(), false)) as account_suspended
          from private.oauth_codes k
          join private.oauth_authorization_requests r on r.id = k.request_id
          join private.oauth_grants g on g.id = k.grant_id
@@ -109,6 +111,7 @@ async function exchangeCode(
     }
     if (row.issuer !== origin) return invalidGrant('The code was issued by another host.');
     if (row.grant_revoked_at) return invalidGrant('The grant behind this code was revoked.');
+    if (row.account_suspended) return invalidGrant('The account is suspended or deleted.');
     if (resource && !namesThisResource(resource, row.resource)) {
       return {
         ok: false,
@@ -197,6 +200,7 @@ async function refresh(
       return invalidGrant('The refresh token belongs to another client.');
     if (row.revoked_at || row.grant_revoked_at)
       return invalidGrant('The refresh token was revoked.');
+    if (row.account_suspended) return invalidGrant('The account is suspended or deleted.');
     const withinReuseInterval =
       row.rotated_seconds_ago !== null &&
       row.rotated_seconds_ago <= context.config.refreshReuseIntervalSeconds;

@@ -46,7 +46,9 @@ export const listBreakpoints = defineTool({
       );
       return rows;
     });
-    return { breakpoints: rows.map((row) => ({ ...row, held_at: row.held_at.toISOString() })) };
+    const breakpoints = rows.map((row) => ({ ...row, held_at: row.held_at.toISOString() }));
+    // A held request's URL (and the pattern that caught it) may carry a token.
+    return { breakpoints: (await call.redact(breakpoints)) as typeof breakpoints };
   },
 });
 

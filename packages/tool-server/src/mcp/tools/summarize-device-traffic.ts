@@ -35,6 +35,7 @@ export const summarizeDeviceTraffic = defineTool({
       );
       return rows[0]?.summary ?? {};
     });
-    return { summary };
+    // Slow requests' URLs and endpoint paths may carry tokens: the summary leaves redacted.
+    return { summary: (await call.redact(summary)) as Record<string, unknown> };
   },
 });
