@@ -230,6 +230,9 @@ describe('metadata-document fetch guard', () => {
     ['::ffff:127.0.0.1', false],
     ['fd00::1', false],
     ['fe80::1', false],
+    ['::7f00:1', false],
+    ['::ffff:0:7f00:1', false],
+    ['fec0::1', false],
     ['not-an-ip', false],
   ])('%s is public: %s', (address, expected) => {
     expect(isPublicAddress(address)).toBe(expected);

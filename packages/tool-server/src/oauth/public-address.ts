@@ -24,8 +24,10 @@ for (const [prefix, length] of [
   special.addSubnet(prefix, length, 'ipv4');
 }
 for (const [prefix, length] of [
-  ['::', 128],
-  ['::1', 128],
+  // ::/96 holds the unspecified, loopback and deprecated IPv4-compatible forms (::7f00:1).
+  ['::', 96],
+  // SIIT-translated IPv4 (::ffff:0:a.b.c.d), RFC 6052-style forms are below.
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
@@ -34,6 +36,8 @@ for (const [prefix, length] of [
   ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  // Deprecated site-local (RFC 3879), still routed privately by some networks.
+  ['fec0::', 10],
   ['ff00::', 8],
 ] as const) {
   special.addSubnet(prefix, length, 'ipv6');
