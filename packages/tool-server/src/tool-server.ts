@@ -16,8 +16,6 @@ import { ClientResolver } from './oauth/client-resolver.ts';
 import { createDatabase } from './store/database.ts';
 
 export interface RunningToolServer {
-  /** `{mcp_url}`, then the other origins served (`{mcp_url_legacy}`). */
-  origins: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -117,5 +115,5 @@ export async function startToolServer(
     throw error;
   }
   logger.info({ origins: origins.all }, 'tool server listening');
-  return { origins: origins.all, stop };
+  return { stop };
 }

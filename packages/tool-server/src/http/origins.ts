@@ -3,7 +3,6 @@
 // so a rebinding DNS name or a forged Host can never make us publish its URL as our issuer.
 
 export class Origins {
-  readonly canonical: string;
   readonly all: readonly string[];
   private readonly parsed: URL[];
 
@@ -11,7 +10,6 @@ export class Origins {
     if (origins.length === 0) throw new Error('at least one origin is required');
     this.parsed = origins.map((origin) => new URL(new URL(origin).origin));
     this.all = this.parsed.map((url) => url.origin);
-    this.canonical = this.all[0] as string;
   }
 
   /**

@@ -26,10 +26,6 @@ export class ListenStreams {
     this.isLive = isLive;
   }
 
-  get size(): number {
-    return this.streams.size;
-  }
-
   /** An SSE response for token `key` until `expiresAt` (epoch seconds), or 429 past the cap. */
   open(key: string, expiresAt: number, headers: Record<string, string>): Response {
     const held = [...this.streams].filter((stream) => stream.key === key).length;
