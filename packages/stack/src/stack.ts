@@ -336,6 +336,10 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           pacUrlTemplate: withProxy
             ? `http://{port}.${PROXY_DOMAIN}:${ports.proxyManagement}/proxy.pac`
             : undefined,
+          // The farm runs on this machine and sends its traffic through this stack's proxy.
+          farm: withProxy
+            ? { enabled: true, proxyManagementUrl: `http://127.0.0.1:${ports.proxyManagement}` }
+            : { enabled: false },
           ...options.toolServerSettings,
         },
         logger,

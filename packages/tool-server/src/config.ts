@@ -8,6 +8,65 @@ const origin = z
   .url()
   .transform((value) => new URL(value).origin);
 
+/** Limits of one farm_run_shell call (docs/farm.md lists them with the reasons). */
+const ShellLimitsSchema = z.object({
+  wallTimeMs: z.number().int().min(100).max(600_000).default(30_000),
+  cpuSeconds: z.number().int().min(1).max(600).default(20),
+  /** Address space per process (RLIMIT_AS). */
+  memoryBytes: z
+    .number()
+    .int()
+    .min(16 * 1024 * 1024)
+    .default(1024 * 1024 * 1024),
+  /** Processes and threads of the sandbox's user (RLIMIT_NPROC inside its own user namespace). */
+  processes: z.number().int().min(4).max(4096).default(64),
+  /** stdout and stderr each; more is cut and the call flagged truncated. */
+  outputBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(256 * 1024),
+  /** Size of the private writable scratch (tmpfs) and of any one file written (RLIMIT_FSIZE). */
+  scratchBytes: z
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .default(64 * 1024 * 1024),
+  /** Shells running at once on this host; more are refused as busy. */
+  maxConcurrent: z.number().int().min(1).max(64).default(4),
+  /**
+   * When the tool server runs as root, each concurrent sandbox runs as its own unprivileged uid
+   * from here (uid..uid+maxConcurrent-1), so one sandbox's process limit is not another's.
+   */
+  sandboxUidBase: z.number().int().min(1000).max(4_000_000_000).default(61_000),
+});
+
+export const FarmConfigSchema = z.object({
+  enabled: z.boolean(),
+  /** The capture proxy's management URL (`POST /allocate`, 002 §2.3) the farm's devices use. */
+  proxyManagementUrl: z.string().url().optional(),
+  /** The host farm traffic reaches device ports on (the proxy's listening address). */
+  proxyHost: z.string().min(1).default('127.0.0.1'),
+  bwrapPath: z.string().min(1).default('/usr/bin/bwrap'),
+  chromiumPath: z.string().min(1).default('/usr/bin/chromium'),
+  adbPath: z.string().min(1).default('/usr/bin/adb'),
+  /** The adb server this farm host's tool server talks to (ANDROID_ADB_SERVER_PORT). */
+  adbServerPort: z.number().int().min(1).max(65_535).default(5037),
+  /** How long a confirmation of a destructive call stays valid (docs/farm.md, "Gating"). */
+  confirmationTtlSeconds: z.number().int().min(30).max(3_600).default(300),
+  shell: ShellLimitsSchema.default(ShellLimitsSchema.parse({})),
+  browser: z
+    .object({
+      /** A session nobody used for this long is closed. */
+      idleSeconds: z.number().int().min(5).max(3_600).default(300),
+      maxSessions: z.number().int().min(1).max(64).default(4),
+      maxSessionsPerUser: z.number().int().min(1).max(16).default(2),
+    })
+    .default({ idleSeconds: 300, maxSessions: 4, maxSessionsPerUser: 2 }),
+});
+
+export type FarmConfig = z.output<typeof FarmConfigSchema>;
+
 export const ToolServerConfigSchema = z.object({
   /** `{mcp_url}` first, then `{mcp_url_legacy}` and any other origin serving the same function. */
   origins: z.array(origin).min(1),
@@ -54,6 +113,8 @@ export const ToolServerConfigSchema = z.object({
   metadataDocumentsExtraCa: z.string().optional(),
   /** A device's PAC URL with `{port}` for its port (002 §4.4); unset where there is no proxy. */
   pacUrlTemplate: z.string().optional(),
+  /** The farm tools (docs/farm.md): off unless a farm host is configured. */
+  farm: FarmConfigSchema.default(FarmConfigSchema.parse({ enabled: false })),
   /** serverInfo.version: the build number, advancing on every deploy (001 §9). */
   buildNumber: z.string().min(1).default('0'),
 });

@@ -5,6 +5,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createToolServerApp } from './app.ts';
 import { authIssuerOf, parseToolServerConfig, type ToolServerConfigInput } from './config.ts';
+import { startFarm } from './farm/start-farm.ts';
 import { Origins } from './http/origins.ts';
 import { CallerProfiles } from './mcp/caller-profile.ts';
 import { type DeployAnnouncer, startDeployAnnouncer } from './mcp/deploy-announcer.ts';
@@ -50,6 +51,7 @@ export async function startToolServer(
     );
     return rows.length > 0;
   });
+  const farm = config.farm.enabled ? startFarm(config.farm, db, logger) : null;
   const mcp = createMcpEndpoint({
     buildNumber: config.buildNumber,
     logger,
@@ -59,6 +61,7 @@ export async function startToolServer(
       redact,
       pacUrl: (port) =>
         config.pacUrlTemplate ? config.pacUrlTemplate.replace('{port}', String(port)) : null,
+      farm,
     }),
   });
   const fetcher = new MetadataDocumentFetcher({
@@ -84,6 +87,7 @@ export async function startToolServer(
     await announcer?.stop();
     listenStreams.closeAll();
     await mcp.close();
+    await farm?.close();
     for (const server of servers) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

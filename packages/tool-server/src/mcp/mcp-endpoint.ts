@@ -39,7 +39,7 @@ function buildServer(caller: CallerProfile, options: McpEndpointOptions): Server
     },
   );
   const call = options.toolCallFor(caller);
-  server.setRequestHandler('tools/list', () => listToolsFor(caller));
+  server.setRequestHandler('tools/list', () => listToolsFor(call));
   server.setRequestHandler('tools/call', (request) =>
     callTool(request.params.name, request.params.arguments, call, options.logger),
   );

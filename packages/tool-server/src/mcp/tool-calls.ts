@@ -6,11 +6,12 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { isStoreOutage } from '../store/database.ts';
+import { ConfirmationRequiredSchema, callFarmTool, withConfirmation } from '../farm/farm-gate.ts';
 import type { CallerProfile } from './caller-profile.ts';
 import { TOOL_CATALOG } from './tool-catalog.ts';
 import { capabilityName, type ToolCall, type ToolDefinition } from './tool-definition.ts';
 import { ToolError, toolErrorResult } from './tool-error.ts';
+import { parseArguments, resultOf, runTool } from './tool-run.ts';
 import { widgetUri } from './widgets.ts';
 
 /** How long a client may cache its tool list: it is per user (a role change alters it). */
@@ -26,54 +27,52 @@ function jsonSchemaOf(schema: z.ZodObject, io: 'input' | 'output'): ObjectSchema
 
 function describeTool(tool: ToolDefinition) {
   const uri = tool.widget ? widgetUri(tool.widget) : undefined;
+  const gated = tool.confirm !== undefined;
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: jsonSchemaOf(tool.input, 'input'),
-    outputSchema: jsonSchemaOf(tool.output, 'output'),
+    inputSchema: jsonSchemaOf(gated ? withConfirmation(tool.input) : tool.input, 'input'),
+    outputSchema: gated ? gatedOutputSchema(tool.output) : jsonSchemaOf(tool.output, 'output'),
     annotations: { title: tool.title, ...tool.annotations },
     ...(uri ? { _meta: { ui: { resourceUri: uri } } } : {}),
   };
+}
+
+/** A confirm-gated tool's answer to its first call: the output schema lists it beside the result. */
+function gatedOutputSchema(output: z.ZodObject): ObjectSchema {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(
+    z.union([ConfirmationRequiredSchema, output]),
+    { io: 'output', unrepresentable: 'any' },
+  );
+  return { ...rest, type: 'object' };
 }
 
 export function mayUse(caller: CallerProfile, tool: ToolDefinition): boolean {
   return caller.capabilities.has(capabilityName(tool.requires));
 }
 
-export function listToolsFor(caller: CallerProfile) {
+/** Farm tools exist only where this server has a farm. */
+function isOffered(tool: ToolDefinition, call: ToolCall): boolean {
+  return !tool.farm || call.farm !== null;
+}
+
+export function listToolsFor(call: ToolCall) {
   return {
-    tools: TOOL_CATALOG.filter((tool) => mayUse(caller, tool)).map(describeTool),
+    tools: TOOL_CATALOG.filter((tool) => isOffered(tool, call) && mayUse(call.caller, tool)).map(
+      describeTool,
+    ),
     ttlMs: LIST_TTL_MS,
     cacheScope: 'private' as const,
   };
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const field = issue.path.length > 0 ? issue.path.join('.') : 'arguments';
-  return `${field}: ${issue.message}`;
-}
-
-/** SQLSTATEs from the caller's queries that are the caller's business, not ours. */
-function toolErrorFromDatabase(error: unknown): ToolError | undefined {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === '42501') return new ToolError('permission_denied', message, { cause: error });
-  if (code === 'PT404') return new ToolError('not_found', message, { cause: error });
-  if (code === '22023' || code === '22004' || code === '22P02' || code === '22007') {
-    return new ToolError('invalid_arguments', message, { cause: error });
-  }
-  if (code === '57014') {
-    return new ToolError('unavailable', 'The query took longer than 8 s; narrow it.', {
-      cause: error,
-    });
-  }
-  if (isStoreOutage(error)) {
-    return new ToolError('unavailable', 'The data store is unavailable; retry shortly.', {
-      cause: error,
-    });
-  }
-  return undefined;
+function permissionDenied(tool: ToolDefinition): ToolError {
+  return new ToolError(
+    'permission_denied',
+    `permission denied: ${tool.name} needs the capability ${capabilityName(tool.requires)}, ` +
+      'which your role does not hold.',
+  );
 }
 
 export async function callTool(
@@ -83,35 +82,17 @@ export async function callTool(
   logger: Logger,
 ) {
   const tool = TOOL_CATALOG.find((candidate) => candidate.name === name);
-  if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-  if (!mayUse(call.caller, tool)) {
-    return toolErrorResult(
-      new ToolError(
-        'permission_denied',
-        `permission denied: ${name} needs the capability ${capabilityName(tool.requires)}, which ` +
-          'your role does not hold.',
-      ),
-    );
+  if (!tool || !isOffered(tool, call)) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   }
-  const parsed = tool.input.safeParse(rawArguments ?? {});
-  if (!parsed.success) {
-    return toolErrorResult(
-      new ToolError('invalid_arguments', parsed.error.issues.map(describeIssue).join('; ')),
-    );
+  if (tool.farm && call.farm) {
+    return callFarmTool(tool, rawArguments, { ...call, farm: call.farm }, logger, {
+      permitted: mayUse(call.caller, tool),
+      permissionDenied: permissionDenied(tool),
+    });
   }
-  try {
-    const output = await tool.run(call, parsed.data);
-    return {
-      content: [{ type: 'text' as const, text: JSON.stringify(output) }],
-      structuredContent: output as Record<string, unknown>,
-    };
-  } catch (error) {
-    const known = error instanceof ToolError ? error : toolErrorFromDatabase(error);
-    if (known) {
-      if (known.code === 'unavailable') logger.warn({ err: error, tool: name }, 'tool unavailable');
-      return toolErrorResult(known);
-    }
-    logger.error({ err: error, tool: name }, 'tool failed');
-    return toolErrorResult(new ToolError('failed', `${name} failed unexpectedly.`));
-  }
+  if (!mayUse(call.caller, tool)) return toolErrorResult(permissionDenied(tool));
+  const parsed = parseArguments(tool.input, rawArguments);
+  if (!parsed.ok) return toolErrorResult(parsed.error);
+  return resultOf(tool, await runTool(tool, parsed.args, call, logger));
 }

@@ -1,6 +1,7 @@
 // Every tool of the tool server, in the order tools/list presents them (a stable, deterministic
-// order, as the 2026-07-28 conformance scenarios expect). Farm tools are their own issue.
+// order, as the 2026-07-28 conformance scenarios expect). Farm tools follow (listed only where a farm is configured).
 
+import { farmRunShell } from '../farm/tools/farm-run-shell.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { listBreakpoints, resumeBreakpoint } from './tools/breakpoints.ts';
 import { getStats, getStatus } from './tools/feed-snapshots.ts';
@@ -19,4 +20,5 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = [
   resumeBreakpoint,
   listWorkspaces,
   listTags,
+  farmRunShell,
 ];

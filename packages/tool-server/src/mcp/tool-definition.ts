@@ -3,6 +3,7 @@
 // Tools read and write as the caller (Database.asCaller), never with the service role.
 import type pg from 'pg';
 import type { z } from 'zod';
+import type { Farm } from '../farm/farm.ts';
 import type { CallerProfile } from './caller-profile.ts';
 
 export interface Capability {
@@ -26,6 +27,14 @@ export interface ToolCall {
   redact(payload: unknown): Promise<unknown>;
   /** The PAC URL of a device port, or null where the deployment has no proxy. */
   pacUrl(port: number): string | null;
+  /** The farm's parts, or null where this tool server has no farm (its tools are then unlisted). */
+  farm: Farm | null;
+}
+
+/** MCP image content (base64 data). */
+export interface ImageBlock {
+  data: string;
+  mimeType: string;
 }
 
 export interface ToolDefinition<
@@ -41,6 +50,19 @@ export interface ToolDefinition<
   requires: Capability;
   /** The widget that shows this tool's result (MCP Apps), by name. */
   widget?: string;
+  /** A farm tool: listed only where the farm is configured, and every call is audited. */
+  farm?: boolean;
+  /**
+   * Destructive calls are confirm-gated (001 §4.1, docs/farm.md "Gating"): for arguments this
+   * answers a plain description of what would run, the first call runs nothing and returns a
+   * confirmation bound to the caller, the tool and these exact arguments; null runs at once.
+   */
+  confirm?(args: z.output<Input>): string | null;
+  /**
+   * Binary parts of an output (a screenshot) sent as their own content blocks: answers the
+   * output without them (still valid against `output`) and the blocks.
+   */
+  splitContent?(output: z.output<Output>): { output: z.output<Output>; images: ImageBlock[] };
   run(call: ToolCall, args: z.output<Input>): Promise<z.output<Output>>;
 }
 

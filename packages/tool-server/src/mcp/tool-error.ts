@@ -8,6 +8,7 @@ export type ToolErrorCode =
   | 'invalid_arguments'
   | 'not_found'
   | 'confirmation_required'
+  | 'confirmation_refused'
   | 'unavailable'
   | 'failed';
 

@@ -1,0 +1,77 @@
+// The durable record of every farm call (issue 16 "Gating"): who (user, token, client), which
+// tool, what happened (asked, refused, ran, failed), the redacted arguments, the outcome and how
+// long it took. A run is recorded before it starts and completed after, so a run that never
+// finishes (a crash, a deploy) still shows; when the record cannot be written, nothing runs.
+import type { CallerProfile } from '../mcp/caller-profile.ts';
+import type { Database } from '../store/database.ts';
+
+export type AuditEvent = 'asked' | 'refused' | 'ran' | 'failed';
+
+export interface AuditEntry {
+  caller: CallerProfile;
+  tool: string;
+  event: AuditEvent;
+  /** Already redacted. */
+  arguments: unknown;
+  outcome: Record<string, unknown>;
+  durationMs?: number;
+  confirmationId?: string;
+}
+
+/** Output fields worth keeping in the log: scalars, short strings (long text stays out). */
+export function outcomeSummary(output: unknown): Record<string, unknown> {
+  if (output === null || typeof output !== 'object') return {};
+  const summary: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(output as Record<string, unknown>)) {
+    if (typeof value === 'number' || typeof value === 'boolean' || value === null) {
+      summary[key] = value;
+    } else if (typeof value === 'string' && value.length <= 200) {
+      summary[key] = value;
+    }
+  }
+  return summary;
+}
+
+export class FarmAudit {
+  private readonly db: Database;
+
+  constructor(db: Database) {
+    this.db = db;
+  }
+
+  /** Writes one row and answers its id. */
+  async record(entry: AuditEntry): Promise<string> {
+    const claims = entry.caller.claims;
+    const rows = await this.db.query<{ id: string }>(
+      `insert into public.farm_audit (user_id, user_email, token_jti, client_id, tool, event,
+         arguments, outcome, duration_ms, confirmation_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) returning id`,
+      [
+        entry.caller.userId,
+        entry.caller.email,
+        typeof claims.jti === 'string' ? claims.jti : null,
+        typeof claims.client_id === 'string' ? claims.client_id : null,
+        entry.tool,
+        entry.event,
+        JSON.stringify(entry.arguments ?? {}),
+        JSON.stringify(entry.outcome),
+        entry.durationMs === undefined ? null : Math.round(entry.durationMs),
+        entry.confirmationId ?? null,
+      ],
+    );
+    return String(rows[0]?.id);
+  }
+
+  /** Completes a run recorded by record(): its event, outcome and duration. */
+  async complete(
+    id: string,
+    event: 'ran' | 'failed',
+    outcome: Record<string, unknown>,
+    durationMs: number,
+  ): Promise<void> {
+    await this.db.query(
+      'update public.farm_audit set event = $2, outcome = $3, duration_ms = $4 where id = $1',
+      [id, event, JSON.stringify(outcome), Math.round(durationMs)],
+    );
+  }
+}

@@ -1,0 +1,123 @@
+// How a farm tool call proceeds (issue 16 "Gating", docs/farm.md): the capability check, argument
+// validation, the confirmation of destructive calls and the audit of every step. A destructive
+// call (the tool's confirm() answers what would run) first runs nothing: it answers a
+// confirmation bound to this user, this tool and these exact arguments; only a second call that
+// carries it runs, once. Every outcome (asked, refused, ran, failed) is written to
+// public.farm_audit, and a run is recorded before it starts: no record, no run.
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { ToolCall, ToolDefinition } from '../mcp/tool-definition.ts';
+import { ToolError, toolErrorResult } from '../mcp/tool-error.ts';
+import { parseArguments, resultOf, runTool } from '../mcp/tool-run.ts';
+import { isStoreOutage } from '../store/database.ts';
+import { type AuditEvent, outcomeSummary } from './audit.ts';
+import { REFUSAL_MESSAGES } from './confirmations.ts';
+import type { Farm } from './farm.ts';
+
+/** The first answer of a destructive call. */
+export const ConfirmationRequiredSchema = z.object({
+  status: z.literal('confirmation_required'),
+  confirmation: z.string().describe('Pass this back, with the same arguments, to run the call.'),
+  expires_at: z.string(),
+  would_run: z.string().describe('What the confirmed call will do.'),
+});
+
+/** A gated tool's input: its own arguments plus the confirmation of a second call. */
+export function withConfirmation(input: z.ZodObject): z.ZodObject {
+  return input.extend({
+    confirmation: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        'The confirmation a first call of these exact arguments returned. Without it, a ' +
+          'destructive call runs nothing and answers what it would do.',
+      ),
+  });
+}
+
+export interface FarmAccess {
+  permitted: boolean;
+  permissionDenied: ToolError;
+}
+
+type FarmToolCall = ToolCall & { farm: Farm };
+
+export async function callFarmTool(
+  tool: ToolDefinition,
+  rawArguments: unknown,
+  call: FarmToolCall,
+  logger: Logger,
+  access: FarmAccess,
+) {
+  const { audit, confirmations } = call.farm;
+  const userId = call.caller.userId;
+  const logged = await call.redact(rawArguments ?? {});
+  const record = (event: AuditEvent, outcome: Record<string, unknown>, confirmationId?: string) =>
+    audit.record({
+      caller: call.caller,
+      tool: tool.name,
+      event,
+      arguments: logged,
+      outcome,
+      confirmationId,
+    });
+  try {
+    if (!access.permitted) {
+      await record('refused', { reason: 'permission_denied' });
+      return toolErrorResult(access.permissionDenied);
+    }
+    const gated = tool.confirm !== undefined;
+    const parsed = parseArguments(gated ? withConfirmation(tool.input) : tool.input, rawArguments);
+    if (!parsed.ok) {
+      await record('refused', { reason: 'invalid_arguments', message: parsed.error.message });
+      return toolErrorResult(parsed.error);
+    }
+    const { confirmation, ...args } = parsed.args;
+    const wouldRun = tool.confirm?.(args as never) ?? null;
+    let confirmationId: string | undefined;
+    if (wouldRun !== null) {
+      if (typeof confirmation !== 'string') {
+        const issued = await confirmations.issue(userId, tool.name, args, wouldRun);
+        await record('asked', { would_run: wouldRun, expires_at: issued.expiresAt }, issued.id);
+        const output = {
+          status: 'confirmation_required' as const,
+          confirmation: issued.token,
+          expires_at: issued.expiresAt,
+          would_run: wouldRun,
+        };
+        return {
+          content: [{ type: 'text' as const, text: JSON.stringify(output) }],
+          structuredContent: output,
+        };
+      }
+      const redemption = await confirmations.redeem(confirmation, userId, tool.name, args);
+      if (!redemption.ok) {
+        await record('refused', { reason: `confirmation_${redemption.refusal}` });
+        return toolErrorResult(
+          new ToolError('confirmation_refused', REFUSAL_MESSAGES[redemption.refusal]),
+        );
+      }
+      confirmationId = redemption.id;
+    }
+    const started = performance.now();
+    const auditId = await record('ran', { status: 'running' }, confirmationId);
+    const outcome = await runTool(tool, args, call, logger);
+    const summary = outcome.ok
+      ? { status: 'ok', ...((await call.redact(outcomeSummary(outcome.output))) as object) }
+      : { status: 'error', error: outcome.error.code, message: outcome.error.message };
+    await audit
+      .complete(auditId, outcome.ok ? 'ran' : 'failed', summary, performance.now() - started)
+      .catch((error: unknown) =>
+        logger.error({ err: error, tool: tool.name, auditId }, 'farm audit not completed'),
+      );
+    return resultOf(tool, outcome);
+  } catch (error) {
+    if (!isStoreOutage(error)) throw error;
+    logger.warn({ err: error, tool: tool.name }, 'farm call refused: store unavailable');
+    return toolErrorResult(
+      new ToolError('unavailable', 'The farm cannot record this call right now; retry shortly.'),
+    );
+  }
+}

@@ -1,0 +1,28 @@
+// Builds the farm of this tool server from its settings (docs/farm.md): the gating state, the
+// farm's devices on the capture proxy, and the parts the farm tools drive. close() ends every
+// sandbox, browser and adb session it started (server shutdown).
+import type { Logger } from 'pino';
+import type { FarmConfig } from '../config.ts';
+import type { Database } from '../store/database.ts';
+import { FarmAudit } from './audit.ts';
+import { FarmConfirmations } from './confirmations.ts';
+import type { Farm } from './farm.ts';
+import { ShellSandbox } from './shell/shell-sandbox.ts';
+
+export interface RunningFarm extends Farm {
+  close(): Promise<void>;
+}
+
+export function startFarm(config: FarmConfig, db: Database, logger: Logger): RunningFarm {
+  const farmLogger = logger.child({ component: 'farm' });
+  const shell = new ShellSandbox(config, farmLogger);
+  return {
+    config,
+    confirmations: new FarmConfirmations(db, config.confirmationTtlSeconds),
+    audit: new FarmAudit(db),
+    shell,
+    async close() {
+      await shell.close();
+    },
+  };
+}

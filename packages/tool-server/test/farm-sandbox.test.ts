@@ -1,0 +1,195 @@
+// The shell sandbox on this machine (Debian's bubblewrap), tried as an escaping agent would: read
+// the platform's files and keys, write outside /scratch, reach local services directly, a fork
+// bomb, an endless loop, a gigabyte of output, a memory hog. The MCP path (gating, audit) has its
+// own test (farm-shell.test.ts); this one drives the sandbox directly, with tight limits.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FarmConfigSchema } from '../src/config.ts';
+import { type ShellRequest, ShellSandbox } from '../src/farm/shell/shell-sandbox.ts';
+
+const config = FarmConfigSchema.parse({
+  enabled: true,
+  shell: {
+    wallTimeMs: 5_000,
+    cpuSeconds: 2,
+    memoryBytes: 256 * 1024 * 1024,
+    processes: 32,
+    outputBytes: 64 * 1024,
+    scratchBytes: 8 * 1024 * 1024,
+    maxConcurrent: 2,
+  },
+});
+const sandbox = new ShellSandbox(config, pino({ level: 'silent' }));
+
+function run(command: string, extra: Partial<ShellRequest> = {}) {
+  return sandbox.run({ command, network: 'none', wallTimeMs: 5_000, ...extra });
+}
+
+/** A local TCP service standing in for Postgres or the gateway: answers "reached" to anyone. */
+function startLocalService(): Promise<{ server: Server; port: number; hits: () => number }> {
+  let hits = 0;
+  const server = createServer((socket) => {
+    hits++;
+    socket.end('reached\n');
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as { port: number };
+      resolve({ server, port: address.port, hits: () => hits });
+    });
+  });
+}
+
+let secretDir = '';
+beforeAll(() => {
+  secretDir = mkdtempSync(join(tmpdir(), 'farm-secret-'));
+  writeFileSync(join(secretDir, 'jwt-secret'), 'super-secret-signing-key');
+  process.env.FARM_TEST_HOST_SECRET = 'host-environment-secret';
+});
+afterAll(async () => {
+  await sandbox.close();
+  rmSync(secretDir, { recursive: true, force: true });
+  delete process.env.FARM_TEST_HOST_SECRET;
+});
+
+describe('the shell sandbox', () => {
+  it('runs a command and answers exit code, output and duration', async () => {
+    const result = await run('echo hello; echo oops >&2; exit 3');
+    expect(result).toMatchObject({
+      exitCode: 3,
+      stdout: 'hello\n',
+      stderr: 'oops\n',
+      stdoutTruncated: false,
+      terminated: null,
+    });
+    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('writes only in /scratch, which is private to the call', async () => {
+    const first = await run('echo kept > /scratch/file && cat /scratch/file');
+    expect(first.stdout).toBe('kept\n');
+    const second = await run('cat /scratch/file 2>&1; echo rc=$?');
+    expect(second.stdout).toContain('No such file');
+    for (const target of ['/usr/bin/pwned', '/etc/passwd', '/pwned', '/proc/sys/kernel/hostname']) {
+      const attempt = await run(`echo x > ${target} 2>&1; echo rc=$?`);
+      expect(attempt.stdout, target).not.toContain('rc=0');
+    }
+  });
+
+  it('sees none of the platform: data directory, keys, project, home, host environment', async () => {
+    const attempt = await run(
+      [
+        `cat ${join(secretDir, 'jwt-secret')}`,
+        `ls ${secretDir}`,
+        `ls ${process.cwd()}`,
+        'ls /root /home /var /work',
+        'cat /etc/shadow',
+        'env',
+      ]
+        .map((command) => `${command} 2>&1`)
+        .join('; '),
+    );
+    expect(attempt.stdout).not.toContain('super-secret-signing-key');
+    expect(attempt.stdout).not.toContain('jwt-secret\n');
+    expect(attempt.stdout).not.toContain('package.json');
+    expect(attempt.stdout).not.toContain('host-environment-secret');
+    expect(attempt.stdout).toContain('No such file');
+  });
+
+  it('sees only its own processes', async () => {
+    const result = await run('ls /proc | grep -c "^[0-9]"');
+    expect(Number(result.stdout.trim())).toBeLessThanOrEqual(4);
+  });
+
+  it('cannot reach local services with network none', async () => {
+    const service = await startLocalService();
+    try {
+      const result = await run(
+        `curl -sS --max-time 2 http://127.0.0.1:${service.port}/ 2>&1; echo rc=$?; ` +
+          `socat -T1 - TCP:127.0.0.1:${service.port} </dev/null 2>&1; echo rc=$?`,
+      );
+      expect(result.stdout).not.toContain('reached');
+      expect(result.stdout).not.toContain('rc=0');
+      expect(service.hits()).toBe(0);
+    } finally {
+      service.server.close();
+    }
+  });
+
+  it('with network proxy reaches only the farm device port, never other local services', async () => {
+    const proxy = await startLocalService();
+    const other = await startLocalService();
+    try {
+      const result = await run(
+        `socat -t2 -T2 - TCP:127.0.0.1:3128 </dev/null; echo rc=$?; ` +
+          `socat -T1 - TCP:127.0.0.1:${other.port} </dev/null 2>&1; echo rc=$?; ` +
+          `echo "$http_proxy"`,
+        {
+          network: 'proxy',
+          egress: {
+            deviceUuid: '00000000-0000-4000-8000-000000000001',
+            proxyHost: '127.0.0.1',
+            proxyPort: proxy.port,
+            caCertificatePem: '',
+          },
+        },
+      );
+      expect(result.stdout).toContain('reached\nrc=0');
+      expect(result.stdout).toContain('http://127.0.0.1:3128');
+      expect(proxy.hits()).toBe(1);
+      expect(other.hits()).toBe(0);
+    } finally {
+      proxy.server.close();
+      other.server.close();
+    }
+  });
+
+  it('survives a fork bomb: the process limit holds and the host stays usable', async () => {
+    const bomb = await run('bomb() { bomb | bomb & }; bomb; sleep 1; echo still-here', {
+      wallTimeMs: 4_000,
+    });
+    expect(bomb.stdout).toContain('still-here');
+    expect(bomb.stderr).toMatch(/fork|Resource temporarily unavailable/i);
+    const after = await run('echo fine');
+    expect(after.stdout).toBe('fine\n');
+  });
+
+  it('stops an endless loop at the wall-time or CPU limit', async () => {
+    const started = Date.now();
+    const result = await run('while :; do :; done', { wallTimeMs: 1_500 });
+    expect(['wall_time', 'cpu_time']).toContain(result.terminated);
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it('stops a sleeping command at the wall-time limit', async () => {
+    const result = await run('sleep 30', { wallTimeMs: 500 });
+    expect(result.terminated).toBe('wall_time');
+    expect(result.exitCode).toBeNull();
+  });
+
+  it('cuts a gigabyte of output at the limit and says so', async () => {
+    const started = Date.now();
+    const result = await run('head -c 1073741824 /dev/zero | tr "\\0" x');
+    expect(result.stdoutTruncated).toBe(true);
+    expect(result.terminated).toBe('output_limit');
+    expect(result.stdout.length).toBe(64 * 1024);
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it('refuses memory beyond its limit', async () => {
+    const result = await run(
+      'python3 -c "x = bytearray(512 * 1024 * 1024); print(\'allocated\')" 2>&1; echo rc=$?',
+    );
+    expect(result.stdout).not.toContain('allocated');
+    expect(result.stdout).toContain('MemoryError');
+  });
+
+  it('caps the scratch space', async () => {
+    const result = await run('head -c 20000000 /dev/zero > /scratch/big 2>&1; echo rc=$?');
+    expect(result.stdout).not.toContain('rc=0');
+  });
+});
