@@ -6,6 +6,13 @@ import type { Http2Session } from 'node:http2';
 
 export type AttributionRule = 'port' | 'sni' | 'ip' | 'proxy';
 
+/**
+ * `entries.payload.source` of traffic on a device's own port (001 §2.2 device_status.source):
+ * `pac` for a device following its PAC file; `cdp` and `farm` for the farm's browser and
+ * sandboxed shell (private.farm_devices), whose ports only the farm uses.
+ */
+export type PortSource = 'pac' | 'cdp' | 'farm';
+
 export interface Attribution {
   rule: AttributionRule;
   deviceUuid: string | null;
@@ -22,8 +29,8 @@ export interface TlsDetails {
 export interface ConnectionInfo {
   client: { ip: string | null; port: number | null };
   listenerPort: number;
-  /** `pac` when the client came in on its device's dedicated port, `manual` on the shared one. */
-  source: 'manual' | 'pac';
+  /** The device port's source (by port or SNI), `manual` otherwise (the shared port, 002 §4.3). */
+  source: PortSource | 'manual';
   attribution: Attribution;
   /** For a connection inside a CONNECT tunnel: the target every request on it goes to. */
   target?: { host: string; port: number; scheme: 'http' | 'https' };

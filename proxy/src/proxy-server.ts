@@ -15,7 +15,6 @@ import type { Logger } from 'pino';
 import { AddressList } from './address-list.ts';
 import type { CaptureWriter } from './capture/capture-writer.ts';
 import {
-  type Attribution,
   type ConnectionInfo,
   connectionInfo,
   describeConnection,
@@ -140,26 +139,27 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const h2 = http2.createServer();
   let pendingSessionInfo: ConnectionInfo | undefined;
 
-  const attribute = (listenerPort: number, ip: string | null): Attribution => {
+  const attribute = (
+    listenerPort: number,
+    ip: string | null,
+  ): Pick<ConnectionInfo, 'attribution' | 'source'> => {
     const byPort = registry?.deviceForPort(listenerPort);
     if (byPort && !listeners.isFixed(listenerPort)) {
-      return { rule: 'port', deviceUuid: byPort };
+      return { attribution: { rule: 'port', deviceUuid: byPort.uuid }, source: byPort.source };
     }
     const byIp = registry?.deviceForIp(ip);
-    if (byIp) return { rule: 'ip', deviceUuid: byIp };
-    return { rule: 'proxy', deviceUuid: null };
+    if (byIp) return { attribution: { rule: 'ip', deviceUuid: byIp }, source: 'manual' };
+    return { attribution: { rule: 'proxy', deviceUuid: null }, source: 'manual' };
   };
 
   const accept = (socket: net.Socket, listenerPort: number) => {
     socket.on('error', () => undefined);
     socket.setNoDelay(true);
     const ip = socket.remoteAddress ?? null;
-    const attribution = attribute(listenerPort, ip);
     const info: ConnectionInfo = {
       client: { ip, port: socket.remotePort ?? null },
       listenerPort,
-      source: attribution.rule === 'port' ? 'pac' : 'manual',
-      attribution,
+      ...attribute(listenerPort, ip),
     };
     describeConnection(socket, info);
     // A client that connects and says nothing is not kept: the HTTP server's own timeouts only

@@ -2,9 +2,11 @@
 // allocation runs in `private.allocate_device_port` under an advisory lock, so two daemons
 // sharing the database agree on every port. The registry caches port → device and client
 // address → device for attribution, refreshes itself, and asks the database on a miss (a port
-// another daemon allocated a moment ago).
+// another daemon allocated a moment ago). Farm devices (private.farm_devices, issue 16) label
+// the traffic on their port with the farm's source and are never attributed by address.
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { PortSource } from '../connection-info.ts';
 
 export interface PortRange {
   start: number;
@@ -22,6 +24,23 @@ export interface Allocation {
   ownerUserId: string;
   /** True when this call gave the device its port (false: it had one). */
   created: boolean;
+}
+
+/** The device a dedicated port belongs to, and the `source` its traffic is captured with. */
+export interface PortDevice {
+  uuid: string;
+  source: PortSource;
+}
+
+interface PortRow {
+  device_uuid: string;
+  port: number;
+  /** Set for a farm device: `farm` (sandboxed shell) or `cdp` (farm browser). */
+  farm_source: 'farm' | 'cdp' | null;
+}
+
+function portDevice(row: Pick<PortRow, 'device_uuid' | 'farm_source'>): PortDevice {
+  return { uuid: row.device_uuid, source: row.farm_source ?? 'pac' };
 }
 
 export class AllocationError extends Error {
@@ -46,12 +65,12 @@ export class DeviceRegistry {
   private readonly pool: pg.Pool;
   private readonly range: PortRange;
   private readonly logger: Logger;
-  private devicesByPort = new Map<number, string>();
+  private devicesByPort = new Map<number, PortDevice>();
   private devicesByIp = new Map<string, string[]>();
   /** Ports another program holds on this host: new allocations skip them. */
   private readonly unusable = new Set<number>();
   /** Ports this daemon allocated, with when: a refresh that read the table earlier keeps them. */
-  private readonly allocatedAt = new Map<number, { device: string; at: number }>();
+  private readonly allocatedAt = new Map<number, { device: PortDevice; at: number }>();
 
   constructor(options: { pool: pg.Pool; range: PortRange; logger: Logger }) {
     this.pool = options.pool;
@@ -63,7 +82,7 @@ export class DeviceRegistry {
     return [...this.devicesByPort.keys()];
   }
 
-  deviceForPort(port: number): string | undefined {
+  deviceForPort(port: number): PortDevice | undefined {
     return this.devicesByPort.get(port);
   }
 
@@ -76,11 +95,13 @@ export class DeviceRegistry {
 
   async refresh(): Promise<void> {
     const started = Date.now();
-    const { rows } = await this.asService<{ device_uuid: string; port: number; ip: string | null }>(
-      `select p.device_uuid, p.port, host(s.ip) as ip
-       from public.device_ports p left join public.device_status s using (device_uuid)`,
+    const { rows } = await this.asService<PortRow & { ip: string | null }>(
+      `select p.device_uuid, p.port, host(s.ip) as ip, f.source as farm_source
+       from public.device_ports p
+       left join public.device_status s using (device_uuid)
+       left join private.farm_devices f using (device_uuid)`,
     );
-    this.devicesByPort = new Map(rows.map((row) => [row.port, row.device_uuid]));
+    this.devicesByPort = new Map(rows.map((row) => [row.port, portDevice(row)]));
     // An allocation that committed while this query ran may be missing from its rows.
     for (const [port, { device, at }] of this.allocatedAt) {
       if (at >= started - 1000) this.devicesByPort.set(port, device);
@@ -88,20 +109,25 @@ export class DeviceRegistry {
     }
     const byIp = new Map<string, string[]>();
     for (const row of rows) {
-      if (row.ip) byIp.set(row.ip, [...(byIp.get(row.ip) ?? []), row.device_uuid]);
+      // A farm device's address is the farm host's, which every farm device shares.
+      if (row.ip && !row.farm_source) {
+        byIp.set(row.ip, [...(byIp.get(row.ip) ?? []), row.device_uuid]);
+      }
     }
     this.devicesByIp = byIp;
   }
 
   /** The device of `port`, asking the database when this daemon has not seen the port yet. */
-  async lookupPort(port: number): Promise<string | undefined> {
+  async lookupPort(port: number): Promise<PortDevice | undefined> {
     const known = this.devicesByPort.get(port);
     if (known) return known;
-    const { rows } = await this.asService<{ device_uuid: string }>(
-      'select device_uuid from public.device_ports where port = $1',
+    const { rows } = await this.asService<PortRow>(
+      `select p.device_uuid, p.port, f.source as farm_source
+       from public.device_ports p left join private.farm_devices f using (device_uuid)
+       where p.port = $1`,
       [port],
     );
-    const device = rows[0]?.device_uuid;
+    const device = rows[0] && portDevice(rows[0]);
     if (device) this.devicesByPort.set(port, device);
     return device;
   }
@@ -125,9 +151,11 @@ export class DeviceRegistry {
         port: number;
         owner_user_id: string;
         created: boolean;
+        farm_source: PortRow['farm_source'];
       }>(
-        `select port, owner_user_id, created
-         from private.allocate_device_port($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        `select a.port, a.owner_user_id, a.created, f.source as farm_source
+         from private.allocate_device_port($1, $2, $3, $4, $5, $6, $7, $8, $9) a
+         left join private.farm_devices f on f.device_uuid = $3`,
         [
           credentials.bundleId,
           credentials.secret,
@@ -142,9 +170,12 @@ export class DeviceRegistry {
       );
       const row = rows[0];
       if (!row) return null;
-      this.devicesByPort.set(row.port, request.uuid);
-      this.allocatedAt.set(row.port, { device: request.uuid, at: Date.now() });
-      if (clientIp) this.devicesByIp.set(clientIp.replace(/^::ffff:/, ''), [request.uuid]);
+      const device = portDevice({ device_uuid: request.uuid, farm_source: row.farm_source });
+      this.devicesByPort.set(row.port, device);
+      this.allocatedAt.set(row.port, { device, at: Date.now() });
+      if (clientIp && !row.farm_source) {
+        this.devicesByIp.set(clientIp.replace(/^::ffff:/, ''), [request.uuid]);
+      }
       return { port: row.port, ownerUserId: row.owner_user_id, created: row.created };
     } catch (error) {
       const known = ALLOCATION_ERRORS[(error as { code?: string }).code ?? ''];

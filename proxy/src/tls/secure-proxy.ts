@@ -10,6 +10,7 @@ import type net from 'node:net';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
 import { type ConnectionInfo, describeConnection } from '../connection-info.ts';
+import type { PortDevice } from '../devices/device-registry.ts';
 import { pacSubdomain } from '../devices/pac.ts';
 import type { LeafCertificateCache } from './leaf-certificates.ts';
 
@@ -20,7 +21,7 @@ export interface SecureProxyContext {
   leaves: LeafCertificateCache;
   /** Base domain the device names live under; without it SNI attributes nothing. */
   proxyDomain: string | undefined;
-  deviceForPort(port: number): string | undefined;
+  deviceForPort(port: number): PortDevice | undefined;
   serve(socket: tls.TLSSocket): void;
   logger: Logger;
 }
@@ -67,7 +68,9 @@ export async function acceptTlsToProxy(
     const bySni = device !== undefined && outer.attribution.rule !== 'port';
     describeConnection(secure, {
       ...outer,
-      ...(bySni ? { attribution: { rule: 'sni', deviceUuid: device }, source: 'pac' } : {}),
+      ...(bySni
+        ? { attribution: { rule: 'sni', deviceUuid: device.uuid }, source: device.source }
+        : {}),
     });
     context.serve(secure);
   });
