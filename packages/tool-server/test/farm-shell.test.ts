@@ -1,0 +1,289 @@
+// farm_run_shell end to end: the official MCP SDK client with tokens from the real OAuth flow,
+// against the repo stack with its capture proxy and a farm. The gate (who may call, the
+// confirmation bound to caller, tool and exact arguments, once, before expiry), the audit row of
+// every case, the sandbox reached through MCP, and its proxied network captured with source farm.
+import { createServer, type Server } from 'node:http';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ConnectedClient, connectClient, resultJson } from './helpers/mcp-clients.ts';
+import { authorizeAndExchange, DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
+
+const stack = useOAuthStack({ proxy: true });
+
+let db: pg.Client;
+let admin: ConnectedClient;
+let member: ConnectedClient;
+let viewer: ConnectedClient;
+let origin: Server;
+let originPort = 0;
+
+async function connectAs(login: { email: string; password: string }): Promise<ConnectedClient> {
+  const { access_token } = await authorizeAndExchange(stack(), login);
+  return connectClient('v2-modern', stack().mcpUrl, access_token);
+}
+
+async function auditRows(email: string) {
+  const { rows } = await db.query<{
+    event: string;
+    outcome: Record<string, unknown>;
+    arguments: Record<string, unknown>;
+    duration_ms: number | null;
+    confirmation_id: string | null;
+    token_jti: string | null;
+    client_id: string | null;
+  }>(
+    `select event, outcome, arguments, duration_ms, confirmation_id, token_jti, client_id
+       from public.farm_audit where user_email = $1 order by id`,
+    [email],
+  );
+  return rows;
+}
+
+/** The confirmation a first call hands out, after checking it ran nothing. */
+async function confirmationFor(client: ConnectedClient, args: Record<string, unknown>) {
+  const first = await client.callTool('farm_run_shell', args);
+  expect(first.isError).toBeFalsy();
+  const body = first.structuredContent as Record<string, unknown>;
+  expect(body.status).toBe('confirmation_required');
+  expect(String(body.would_run)).toContain(String(args.command));
+  return String(body.confirmation);
+}
+
+beforeAll(async () => {
+  db = new pg.Client({ connectionString: stack().dbUrl });
+  await db.connect();
+  admin = await connectAs(DEMO.admin);
+  member = await connectAs(DEMO.member);
+  viewer = await connectAs(DEMO.viewer);
+  origin = createServer((request, response) => {
+    response.end(`origin saw ${request.url}`);
+  });
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  originPort = (origin.address() as { port: number }).port;
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([admin?.close(), member?.close(), viewer?.close()]);
+  origin?.close();
+  await db?.end();
+});
+
+describe('who may use the farm', () => {
+  it('lists farm_run_shell for an admin, with the confirmation argument, and not for others', async () => {
+    const tools = await admin.listTools();
+    const shell = tools.find((tool) => tool.name === 'farm_run_shell') as {
+      inputSchema?: { properties?: Record<string, unknown> };
+      annotations?: { destructiveHint?: boolean };
+    };
+    expect(shell).toBeDefined();
+    expect(Object.keys(shell.inputSchema?.properties ?? {})).toContain('confirmation');
+    expect(shell.annotations?.destructiveHint).toBe(true);
+    expect(await member.listToolNames()).not.toContain('farm_run_shell');
+    expect(await viewer.listToolNames()).not.toContain('farm_run_shell');
+  });
+
+  it.each([
+    ['member', DEMO.member.email],
+    ['viewer', DEMO.viewer.email],
+  ])('refuses a %s and records the refusal', async (role, email) => {
+    const client = role === 'member' ? member : viewer;
+    const result = await client.callTool('farm_run_shell', { command: 'id' });
+    expect(result.isError).toBe(true);
+    expect(resultJson(result)).toMatchObject({ error: 'permission_denied' });
+    const rows = await auditRows(email);
+    expect(rows.at(-1)).toMatchObject({
+      event: 'refused',
+      outcome: { reason: 'permission_denied' },
+      arguments: { command: 'id' },
+    });
+  });
+});
+
+describe('the confirmation', () => {
+  it('first runs nothing, then runs the confirmed call once', async () => {
+    const args = { command: 'echo ran > /scratch/marker; cat /scratch/marker; id -u' };
+    const token = await confirmationFor(admin, args);
+    let rows = await auditRows(DEMO.admin.email);
+    expect(rows.at(-1)).toMatchObject({ event: 'asked' });
+    const asked = rows.at(-1);
+
+    const second = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+    expect(second.isError).toBeFalsy();
+    expect(second.structuredContent).toMatchObject({
+      exit_code: 0,
+      stdout: 'ran\n1000\n',
+      stdout_truncated: false,
+      terminated: null,
+      network: 'none',
+    });
+    rows = await auditRows(DEMO.admin.email);
+    const ran = rows.at(-1);
+    expect(ran).toMatchObject({
+      event: 'ran',
+      outcome: { status: 'ok', exit_code: 0 },
+      confirmation_id: asked?.confirmation_id,
+    });
+    expect(ran?.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(ran?.token_jti).toBeTruthy();
+    expect(ran?.client_id).toBeTruthy();
+
+    const again = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+    expect(again.isError).toBe(true);
+    expect(resultJson(again)).toMatchObject({ error: 'confirmation_refused' });
+    expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
+      event: 'refused',
+      outcome: { reason: 'confirmation_used' },
+    });
+  });
+
+  it('confirms only the exact arguments it was issued for', async () => {
+    const token = await confirmationFor(admin, { command: 'echo harmless' });
+    const swapped = await admin.callTool('farm_run_shell', {
+      command: 'echo something else',
+      confirmation: token,
+    });
+    expect(swapped.isError).toBe(true);
+    expect(resultJson(swapped).message).toMatch(/other arguments/);
+    const widened = await admin.callTool('farm_run_shell', {
+      command: 'echo harmless',
+      network: 'proxy',
+      confirmation: token,
+    });
+    expect(widened.isError).toBe(true);
+    expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
+      event: 'refused',
+      outcome: { reason: 'confirmation_other_arguments' },
+    });
+    // The mismatches did not spend it: the exact call still runs.
+    const exact = await admin.callTool('farm_run_shell', {
+      command: 'echo harmless',
+      confirmation: token,
+    });
+    expect(exact.structuredContent).toMatchObject({ stdout: 'harmless\n' });
+  });
+
+  it('is refused after its expiry', async () => {
+    const args = { command: 'echo late' };
+    const token = await confirmationFor(admin, args);
+    // The clock of a few minutes, moved: the row's expiry is put in the past.
+    await db.query(
+      `update private.farm_confirmations set created_at = now() - interval '10 minutes',
+              expires_at = now() - interval '1 second'
+        where id = (select confirmation_id from public.farm_audit
+                     where user_email = $1 and event = 'asked' order by id desc limit 1)`,
+      [DEMO.admin.email],
+    );
+    const late = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+    expect(late.isError).toBe(true);
+    expect(resultJson(late).message).toMatch(/expired/);
+    expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
+      outcome: { reason: 'confirmation_expired' },
+    });
+  });
+
+  it('is refused to another user holding the farm capability, and a forged one too', async () => {
+    const args = { command: 'echo mine' };
+    const token = await confirmationFor(admin, args);
+    await db.query(
+      `insert into public.roles (slug, name) values ('farm_test', 'Farm test') on conflict do nothing;
+       insert into public.role_capabilities (role_id, section, action)
+         select id, 'farm', 'edit' from public.roles where slug = 'farm_test' on conflict do nothing;
+       insert into public.user_roles (user_id, role_id)
+         select u.id, r.id from auth.users u, public.roles r
+          where u.email = '${DEMO.member.email}' and r.slug = 'farm_test' on conflict do nothing;`,
+    );
+    const farmer = await connectAs(DEMO.member);
+    try {
+      expect(await farmer.listToolNames()).toContain('farm_run_shell');
+      const stolen = await farmer.callTool('farm_run_shell', { ...args, confirmation: token });
+      expect(stolen.isError).toBe(true);
+      expect(resultJson(stolen)).toMatchObject({ error: 'confirmation_refused' });
+      const forged = await farmer.callTool('farm_run_shell', {
+        ...args,
+        confirmation: 'fc_forged-confirmation-token',
+      });
+      expect(forged.isError).toBe(true);
+      const rows = await auditRows(DEMO.member.email);
+      expect(rows.slice(-2).map((row) => row.outcome.reason)).toEqual([
+        'confirmation_other_user',
+        'confirmation_unknown',
+      ]);
+      // The owner can still use it: the thief's attempt did not spend it.
+      const mine = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+      expect(mine.structuredContent).toMatchObject({ stdout: 'mine\n' });
+    } finally {
+      await farmer.close();
+      await db.query(
+        `delete from public.user_roles where role_id = (select id from public.roles where slug = 'farm_test')`,
+      );
+    }
+  });
+});
+
+describe('the sandbox through MCP', () => {
+  async function confirmedRun(args: Record<string, unknown>) {
+    const token = await confirmationFor(admin, args);
+    const result = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+    expect(result.isError).toBeFalsy();
+    return result.structuredContent as Record<string, unknown>;
+  }
+
+  it('cannot read the stack data directory or reach its database and API directly', async () => {
+    const { ports, dataDir } = stack();
+    const output = await confirmedRun({
+      command:
+        `ls ${dataDir} 2>&1; cat ${dataDir}/*/*.key 2>&1; ` +
+        `curl -sS --max-time 2 http://127.0.0.1:${ports.api}/rest/v1/ 2>&1; echo rc=$?; ` +
+        `socat -T1 - TCP:127.0.0.1:${ports.db} </dev/null 2>&1; echo rc=$?`,
+    });
+    expect(String(output.stdout)).toContain('No such file');
+    expect(String(output.stdout)).not.toMatch(/rc=0/);
+  });
+
+  it('fetches through the capture proxy with network proxy, captured with source farm', async () => {
+    const marker = `farm-${Date.now()}`;
+    const output = await confirmedRun({
+      command: `curl -sS --max-time 10 http://127.0.0.1:${originPort}/${marker}`,
+      network: 'proxy',
+    });
+    expect(output.stdout).toBe(`origin saw /${marker}`);
+    const deviceUuid = String(output.device_uuid);
+    const deadline = Date.now() + 10_000;
+    let rows: Array<{ source: string; device_uuid: string }> = [];
+    while (Date.now() < deadline && rows.length === 0) {
+      ({ rows } = await db.query(
+        `select payload ->> 'source' as source, device_uuid::text from public.entries
+          where url like $1`,
+        [`%${marker}`],
+      ));
+      if (rows.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(rows).toEqual([{ source: 'farm', device_uuid: deviceUuid }]);
+  });
+
+  it('reports a runaway command stopped at its limit', async () => {
+    const output = await confirmedRun({ command: 'sleep 60', timeout_seconds: 1 });
+    expect(output).toMatchObject({ terminated: 'wall_time', exit_code: null });
+  });
+});
+
+describe('the audit over REST', () => {
+  it('is readable by an admin and by no one else', async () => {
+    const read = async (login: { email: string; password: string }) => {
+      const response = await fetch(`${stack().apiUrl}/rest/v1/farm_audit?select=event,tool`, {
+        headers: {
+          apikey: stack().keys.publishableKey,
+          authorization: `Bearer ${await signIn(stack(), login)}`,
+        },
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as Array<{ event: string; tool: string }>;
+    };
+    const adminView = await read(DEMO.admin);
+    expect(adminView.map((row) => row.event)).toEqual(
+      expect.arrayContaining(['asked', 'refused', 'ran']),
+    );
+    expect(new Set(adminView.map((row) => row.tool))).toEqual(new Set(['farm_run_shell']));
+    expect(await read(DEMO.member)).toEqual([]);
+  });
+});
