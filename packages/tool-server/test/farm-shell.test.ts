@@ -3,6 +3,7 @@
 // confirmation bound to caller, tool and exact arguments, once, before expiry), the audit row of
 // every case, the sandbox reached through MCP, and its proxied network captured with source farm.
 import { createServer, type Server } from 'node:http';
+import { StreamableHTTPClientTransport, Client as V2Client } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConnectedClient, connectClient, resultJson } from './helpers/mcp-clients.ts';
@@ -216,6 +217,74 @@ describe('the confirmation', () => {
       await db.query(
         `delete from public.user_roles where role_id = (select id from public.roles where slug = 'farm_test')`,
       );
+    }
+  });
+});
+
+describe('elicitation, where the client can ask its user', () => {
+  /** A 2026-07-28 client that answers elicitations as its user would. */
+  async function elicitingClient(answer: 'accept' | 'decline', seen: string[]) {
+    const { access_token } = await authorizeAndExchange(stack(), DEMO.admin);
+    const client = new V2Client(
+      { name: 'tests-eliciting', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
+    );
+    client.setRequestHandler('elicitation/create', async (request) => {
+      seen.push(String(request.params.message));
+      return answer === 'accept'
+        ? { action: 'accept', content: { confirm: true } }
+        : { action: 'decline' };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(stack().mcpUrl), {
+        requestInit: { headers: { authorization: `Bearer ${access_token}` } },
+      }),
+    );
+    return client;
+  }
+
+  it('asks the person directly and runs once they accept', async () => {
+    const seen: string[] = [];
+    const client = await elicitingClient('accept', seen);
+    try {
+      const result = (await client.callTool({
+        name: 'farm_run_shell',
+        arguments: { command: 'echo asked-first' },
+      })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toContain('echo asked-first');
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ stdout: 'asked-first\n' });
+      const rows = await auditRows(DEMO.admin.email);
+      expect(rows.slice(-2)).toMatchObject([
+        { event: 'asked', outcome: { via: 'elicitation' } },
+        { event: 'ran', outcome: { status: 'ok' } },
+      ]);
+      expect(rows.at(-1)?.confirmation_id).toBe(rows.at(-2)?.confirmation_id);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('runs nothing when the person declines', async () => {
+    const seen: string[] = [];
+    const client = await elicitingClient('decline', seen);
+    try {
+      const result = (await client.callTool({
+        name: 'farm_run_shell',
+        arguments: { command: 'touch /scratch/declined' },
+      })) as { isError?: boolean; content: Array<{ text?: string }> };
+      expect(seen).toHaveLength(1);
+      expect(result.isError).toBe(true);
+      expect(JSON.parse(String(result.content[0]?.text))).toMatchObject({
+        error: 'confirmation_refused',
+      });
+      expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
+        event: 'refused',
+        outcome: { reason: 'declined' },
+      });
+    } finally {
+      await client.close();
     }
   });
 });

@@ -4,6 +4,7 @@
 // confirmation bound to this user, this tool and these exact arguments; only a second call that
 // carries it runs, once. Every outcome (asked, refused, ran, failed) is written to
 // public.farm_audit, and a run is recorded before it starts: no record, no run.
+import { acceptedContent, inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { ToolCall, ToolDefinition } from '../mcp/tool-definition.ts';
@@ -42,6 +43,21 @@ export interface FarmAccess {
   permissionDenied: ToolError;
 }
 
+/**
+ * MCP elicitation for this request (2026-07-28 multi-round-trip): whether the client can ask
+ * its user, and what a retried request carries back (the user's answer and our request state).
+ */
+export interface ElicitationRound {
+  supported: boolean;
+  responses?: Record<string, unknown>;
+  requestState?: string;
+}
+
+const ELICITATION_KEY = 'confirm';
+const ConfirmAnswer = z.object({
+  confirm: z.boolean().describe('Run it'),
+});
+
 type FarmToolCall = ToolCall & { farm: Farm };
 
 export async function callFarmTool(
@@ -50,6 +66,7 @@ export async function callFarmTool(
   call: FarmToolCall,
   logger: Logger,
   access: FarmAccess,
+  elicitation: ElicitationRound = { supported: false },
 ) {
   const { audit, confirmations } = call.farm;
   const userId = call.caller.userId;
@@ -77,7 +94,51 @@ export async function callFarmTool(
     const { confirmation, ...args } = parsed.args;
     const wouldRun = tool.confirm?.(args as never) ?? null;
     let confirmationId: string | undefined;
-    if (wouldRun !== null) {
+    // Where the client can ask its user, the person confirms directly (issue 16): the
+    // confirmation token then travels as the round's request state, which the client echoes
+    // untouched. It is checked like any confirmation (user, tool, arguments, once, expiry),
+    // because request state comes back from the client and is not to be trusted as such.
+    const answer = elicitation.responses?.[ELICITATION_KEY];
+    if (wouldRun !== null && typeof confirmation !== 'string' && elicitation.supported) {
+      if (answer === undefined || !elicitation.requestState) {
+        const issued = await confirmations.issue(userId, tool.name, args, wouldRun);
+        await record(
+          'asked',
+          { would_run: wouldRun, expires_at: issued.expiresAt, via: 'elicitation' },
+          issued.id,
+        );
+        return inputRequired({
+          inputRequests: {
+            [ELICITATION_KEY]: inputRequired.elicit({
+              message: `${wouldRun} Confirm to run it.`,
+              requestedSchema: ConfirmAnswer,
+            }),
+          },
+          requestState: issued.token,
+        });
+      }
+      const view = inputResponse(elicitation.responses, ELICITATION_KEY);
+      const accepted = acceptedContent(elicitation.responses, ELICITATION_KEY, ConfirmAnswer);
+      if (view.kind !== 'elicit' || view.action !== 'accept' || accepted?.confirm !== true) {
+        await record('refused', { reason: 'declined', via: 'elicitation' });
+        return toolErrorResult(
+          new ToolError('confirmation_refused', 'The user did not confirm this call; nothing ran.'),
+        );
+      }
+      const redemption = await confirmations.redeem(
+        elicitation.requestState,
+        userId,
+        tool.name,
+        args,
+      );
+      if (!redemption.ok) {
+        await record('refused', { reason: `confirmation_${redemption.refusal}` });
+        return toolErrorResult(
+          new ToolError('confirmation_refused', REFUSAL_MESSAGES[redemption.refusal]),
+        );
+      }
+      confirmationId = redemption.id;
+    } else if (wouldRun !== null) {
       if (typeof confirmation !== 'string') {
         const issued = await confirmations.issue(userId, tool.name, args, wouldRun);
         await record('asked', { would_run: wouldRun, expires_at: issued.expiresAt }, issued.id);

@@ -30,6 +30,10 @@ const INSTRUCTIONS =
   'summarize_device_traffic and inspect_requests to find and read captures (secrets come back ' +
   'redacted), get_stats and get_status for the fleet, breakpoints, workspaces and tags.';
 
+function stringOrUndefined(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
 function buildServer(caller: CallerProfile, options: McpEndpointOptions): Server {
   const server = new Server(
     { name: PRODUCT_NAME, version: options.buildNumber, title: 'Capture platform' },
@@ -40,8 +44,16 @@ function buildServer(caller: CallerProfile, options: McpEndpointOptions): Server
   );
   const call = options.toolCallFor(caller);
   server.setRequestHandler('tools/list', () => listToolsFor(call));
-  server.setRequestHandler('tools/call', (request) =>
-    callTool(request.params.name, request.params.arguments, call, options.logger),
+  server.setRequestHandler('tools/call', (request, context) =>
+    callTool(request.params.name, request.params.arguments, call, options.logger, {
+      // Only on 2026-07-28 requests (their envelope declares the client's capabilities): a
+      // stateless 2025-era request has no way to carry the user's answer back.
+      supported:
+        context.mcpReq.envelope !== undefined &&
+        server.getClientCapabilities()?.elicitation !== undefined,
+      responses: context.mcpReq.inputResponses,
+      requestState: stringOrUndefined(context.mcpReq.requestState?.()),
+    }),
   );
   server.setRequestHandler('resources/list', () => ({
     resources: currentWidgets().map((widget) => ({

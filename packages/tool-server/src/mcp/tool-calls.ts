@@ -6,7 +6,12 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { ConfirmationRequiredSchema, callFarmTool, withConfirmation } from '../farm/farm-gate.ts';
+import {
+  ConfirmationRequiredSchema,
+  callFarmTool,
+  type ElicitationRound,
+  withConfirmation,
+} from '../farm/farm-gate.ts';
 import type { CallerProfile } from './caller-profile.ts';
 import { TOOL_CATALOG } from './tool-catalog.ts';
 import { capabilityName, type ToolCall, type ToolDefinition } from './tool-definition.ts';
@@ -80,16 +85,24 @@ export async function callTool(
   rawArguments: unknown,
   call: ToolCall,
   logger: Logger,
+  elicitation?: ElicitationRound,
 ) {
   const tool = TOOL_CATALOG.find((candidate) => candidate.name === name);
   if (!tool || !isOffered(tool, call)) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   }
   if (tool.farm && call.farm) {
-    return callFarmTool(tool, rawArguments, { ...call, farm: call.farm }, logger, {
-      permitted: mayUse(call.caller, tool),
-      permissionDenied: permissionDenied(tool),
-    });
+    return callFarmTool(
+      tool,
+      rawArguments,
+      { ...call, farm: call.farm },
+      logger,
+      {
+        permitted: mayUse(call.caller, tool),
+        permissionDenied: permissionDenied(tool),
+      },
+      elicitation,
+    );
   }
   if (!mayUse(call.caller, tool)) return toolErrorResult(permissionDenied(tool));
   const parsed = parseArguments(tool.input, rawArguments);
