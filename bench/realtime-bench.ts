@@ -50,7 +50,14 @@ await db.query(`
 
 const secret = new TextEncoder().encode(stack.keys.jwtSecret);
 async function subscriber(index: number, onEvent: (sentAt: number) => void) {
-  const token = await new SignJWT({ role: 'authenticated', sub: crypto.randomUUID() })
+  // Realtime refuses a token whose user does not exist (deleted users lose their channels).
+  const sub = crypto.randomUUID();
+  await db.query(
+    `insert into auth.users (instance_id, id, aud, role, email)
+     values ('00000000-0000-0000-0000-000000000000', $1, 'authenticated', 'authenticated', $2)`,
+    [sub, `bench-${sub}@bench.invalid`],
+  );
+  const token = await new SignJWT({ role: 'authenticated', sub })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setExpirationTime('2h')
     .sign(secret);

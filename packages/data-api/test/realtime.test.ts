@@ -1,9 +1,11 @@
 // Realtime over the real data model (spec 001 §4.2 rule 5, 002 §7): a member receives their own
 // devices' captures and devices while another member and a user without capabilities receive
 // nothing and no error; captures land in weekly partitions and arrive as `entries`; a revoked
-// token is refused on connect and at join.
+// token is refused on connect and at join, and a channel open with it closes within a second of
+// the revocation (its jti, its OAuth grant, or its user deleted or banned).
 import { randomUUID } from 'node:crypto';
 import { createClient, type RealtimeChannel, type SupabaseClient } from '@supabase/supabase-js';
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { until } from '../../stack/test/helpers/until.ts';
@@ -126,7 +128,7 @@ describe('revoked tokens', () => {
     expect(error).toContain('Token has been revoked');
   });
 
-  it('close a channel already streaming once its token is revoked', async () => {
+  it('close a channel already streaming within a second of the revocation, before later changes', async () => {
     const { stack, service, A } = actors();
     const jti = randomUUID();
     const token = await mintAccessToken(stack, { sub: A.id as string, jti });
@@ -136,29 +138,155 @@ describe('revoked tokens', () => {
       label: 'oauth',
       expires_at: new Date(Date.now() + 3600_000).toISOString(),
     });
-    const client = createClient(stack.apiUrl, stack.keys.publishableKey, {
-      auth: { persistSession: false, autoRefreshToken: false },
-    });
-    await client.realtime.setAuth(token);
-    const system: Array<{ status: string; message: string }> = [];
-    const channel = client
-      .channel('soon-revoked')
-      .on('system', {}, (payload) => system.push(payload as { status: string; message: string }))
-      .on('postgres_changes', { event: '*', schema: 'public', table: 'devices' }, () => {});
-    await new Promise<void>((resolve, reject) =>
-      channel.subscribe((status, error) =>
-        status === 'SUBSCRIBED'
-          ? resolve()
-          : status === 'CHANNEL_ERROR'
-            ? reject(error)
-            : undefined,
-      ),
-    );
-    await service
+    const joined = await joinAs(token, 'soon-revoked');
+    const revokedAt = Date.now();
+    const revoked = await service
       .from('api_tokens')
       .update({ revoked_at: new Date().toISOString() })
       .eq('jti', jti);
-    const closed = await until(() => system.find((message) => message.status === 'error'), 10_000);
-    expect(closed.message).toBe('Token has been revoked');
-  }, 20_000);
+    expect(revoked.error).toBeNull();
+    // Committed after the revocation: must not reach the revoked channel.
+    const after = await insertAsService(service, 'devices', {
+      name: unique('after-revoke'),
+      owner_user_id: A.id,
+    });
+    await expectClosedWithin(joined, revokedAt, 'Token has been revoked');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(joined.devices).not.toContain(after.uuid);
+  });
+
+  it("close a channel within a second of its OAuth grant's revocation", async () => {
+    const { stack, A } = actors();
+    const jti = randomUUID();
+    const token = await mintAccessToken(stack, { sub: A.id as string, jti });
+    const db = new pg.Client({ connectionString: stack.dbUrl });
+    await db.connect();
+    try {
+      const clientId = `rt-client-${randomUUID()}`;
+      await db.query(
+        `insert into private.oauth_clients (client_id, source, token_endpoint_auth_method)
+         values ($1, 'registration', 'none')`,
+        [clientId],
+      );
+      const { rows } = await db.query<{ id: string }>(
+        `insert into private.oauth_grants (user_id, client_id, scope, resource)
+         values ($1, $2, 'devices:view', 'http://127.0.0.1/mcp') returning id`,
+        [A.id, clientId],
+      );
+      const grantId = rows[0]?.id as string;
+      await db.query(
+        `insert into public.api_tokens (jti, user_id, label, client_id, expires_at)
+         values ($1, $2, 'oauth', $3, now() + interval '1 hour')`,
+        [jti, A.id, clientId],
+      );
+      await db.query('insert into private.oauth_access_tokens (jti, grant_id) values ($1, $2)', [
+        jti,
+        grantId,
+      ]);
+      const joined = await joinAs(token, 'oauth-grant');
+      const revokedAt = Date.now();
+      // What the tool server does when the user revokes the app (grant and its tokens at once).
+      await db.query('begin');
+      await db.query('update private.oauth_grants set revoked_at = now() where id = $1', [grantId]);
+      await db.query("select private.revoke_oauth_tokens(array[$1]::uuid[], '{}')", [grantId]);
+      await db.query('commit');
+      await expectClosedWithin(joined, revokedAt, 'Token has been revoked');
+      expect(await joinError(token)).toContain('Token has been revoked');
+    } finally {
+      await db.end();
+    }
+  });
 });
+
+describe("a user's channels", () => {
+  /** A fresh signed-in user with a channel on their devices. */
+  async function userWithChannel(name: string) {
+    const { stack, service } = actors();
+    const email = `${unique(name)}@test.local`;
+    const created = await service.auth.admin.createUser({
+      email,
+      password: 'test-password-1',
+      email_confirm: true,
+    });
+    if (created.error) throw created.error;
+    const client = createClient(stack.apiUrl, stack.keys.publishableKey, {
+      auth: { persistSession: false, autoRefreshToken: false },
+    });
+    const signedIn = await client.auth.signInWithPassword({ email, password: 'test-password-1' });
+    if (signedIn.error) throw signedIn.error;
+    const token = signedIn.data.session.access_token;
+    return { id: created.data.user.id, token, joined: await joinAs(token, name) };
+  }
+
+  it('close within a second of the user being deleted, and the token cannot join again', async () => {
+    const { service } = actors();
+    const { id, token, joined } = await userWithChannel('rt-deleted');
+    const deletedAt = Date.now();
+    const { error } = await service.auth.admin.deleteUser(id);
+    expect(error).toBeNull();
+    await expectClosedWithin(joined, deletedAt, 'User not found');
+    expect(await joinError(token)).toContain('User not found');
+  });
+
+  it('close within a second of a soft delete', async () => {
+    const { service } = actors();
+    const { id, joined } = await userWithChannel('rt-soft-deleted');
+    const deletedAt = Date.now();
+    const { error } = await service.auth.admin.deleteUser(id, true);
+    expect(error).toBeNull();
+    await expectClosedWithin(joined, deletedAt, 'User not found');
+  });
+
+  it('close within a second of the user being banned, and the token cannot join again', async () => {
+    const { service } = actors();
+    const { id, token, joined } = await userWithChannel('rt-banned');
+    const bannedAt = Date.now();
+    const { error } = await service.auth.admin.updateUserById(id, { ban_duration: '1h' });
+    expect(error).toBeNull();
+    await expectClosedWithin(joined, bannedAt, 'User is banned');
+    expect(await joinError(token)).toContain('User is banned');
+  });
+});
+
+interface Joined {
+  system: Array<{ status: string; message: string; at: number }>;
+  devices: string[];
+}
+
+/** Joins a channel on `devices` with `token` over a socket opened with the publishable key. */
+async function joinAs(token: string, name: string): Promise<Joined> {
+  const { stack } = actors();
+  const client = createClient(stack.apiUrl, stack.keys.publishableKey, {
+    auth: { persistSession: false, autoRefreshToken: false },
+  });
+  await client.realtime.setAuth(token);
+  const joined: Joined = { system: [], devices: [] };
+  const channel = client
+    .channel(name)
+    .on('system', {}, (payload) =>
+      joined.system.push({ ...(payload as { status: string; message: string }), at: Date.now() }),
+    )
+    .on('postgres_changes', { event: '*', schema: 'public', table: 'devices' }, (payload) => {
+      joined.devices.push(String((payload.new as { uuid?: string }).uuid));
+    });
+  await new Promise<void>((resolve, reject) =>
+    channel.subscribe((status, error) =>
+      status === 'SUBSCRIBED' ? resolve() : status === 'CHANNEL_ERROR' ? reject(error) : undefined,
+    ),
+  );
+  return joined;
+}
+
+async function joinError(token: string): Promise<string> {
+  return joinAs(token, `rejoin-${randomUUID()}`).then(
+    () => 'SUBSCRIBED',
+    (reason: Error) => reason.message,
+  );
+}
+
+/** The channel got Realtime's shutdown (`system` error) with `message` within 1 s of `since`. */
+async function expectClosedWithin(joined: Joined, since: number, message: string) {
+  const closed = await until(() => joined.system.find((entry) => entry.status === 'error'), 5_000);
+  expect(closed.message).toBe(message);
+  expect(closed.at - since).toBeLessThan(1_000);
+}

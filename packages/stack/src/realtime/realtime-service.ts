@@ -7,12 +7,13 @@ import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { Catalog } from './catalog.ts';
 import type { ChannelMember } from './channel-member.ts';
+import { Credentials, type Revocation, revocationOf, revokes } from './credentials.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { handleBroadcastRequest } from './http-broadcast.ts';
 import type { Vsn } from './protocol.ts';
 import { SocketSession } from './socket-session.ts';
 import { type TokenCheck, verifyRealtimeToken } from './tokens.ts';
-import { WalStream } from './wal-stream.ts';
+import { type Change, WalStream } from './wal-stream.ts';
 
 export interface RealtimeOptions {
   dbUrl: string;
@@ -22,8 +23,6 @@ export interface RealtimeOptions {
   pollIntervalMs?: number;
   /** Changes read per poll. */
   batchSize?: number;
-  /** How often open channels' tokens are re-checked against api_tokens revocations. */
-  revocationSweepMs?: number;
 }
 
 export interface RealtimeService {
@@ -66,36 +65,49 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
   const members = new Set<ChannelMember>();
   const byTopic = new Map<string, Set<ChannelMember>>();
   let bindingIds = 1000;
-  let hasTokenTable: boolean | undefined;
+  const credentials = new Credentials(pool);
 
-  async function hasApiTokens(): Promise<boolean> {
-    if (hasTokenTable === undefined) {
-      const { rows } = await pool.query<{ ok: boolean }>(
-        "select to_regclass('public.api_tokens') is not null as ok",
-      );
-      hasTokenTable = rows[0]?.ok ?? false;
-    }
-    return hasTokenTable;
-  }
-
-  async function isRevoked(jti: unknown): Promise<boolean> {
-    if (typeof jti !== 'string' || !(await hasApiTokens())) return false;
-    const { rows } = await pool.query<{ revoked: boolean }>(
-      'select exists (select 1 from public.api_tokens where jti = $1 and revoked_at is not null) as revoked',
-      [jti],
-    );
-    return rows[0]?.revoked ?? false;
-  }
-
-  /** JWT checks plus what Realtime adds here: a role PostgREST could use, a jti not revoked. */
+  /** JWT checks plus what Realtime adds here: a role PostgREST could use, a grant still standing. */
   async function verifyToken(token: string | null): Promise<TokenCheck> {
     const check = await verifyRealtimeToken(token, secret);
     if (!check.ok) return check;
     if (!(await catalog.isSwitchableRole(check.claims.role))) {
       return { ok: false, message: `Invalid role "${check.claims.role}" in JWT` };
     }
-    if (await isRevoked(check.claims.jti)) return { ok: false, message: 'Token has been revoked' };
-    return check;
+    const [refusal] = await credentials.refusals([check.claims]);
+    return refusal ? { ok: false, message: refusal } : check;
+  }
+
+  /** Closes the channels of every member whose token no longer stands (one query for all). */
+  async function recheck(candidates: ChannelMember[]): Promise<void> {
+    const refusals = await credentials.refusals(candidates.map((member) => member.claims));
+    candidates.forEach((member, index) => {
+      const refusal = refusals[index];
+      if (refusal && members.has(member)) member.outbox.closeChannel(member, refusal);
+    });
+  }
+
+  function close(revocation: Revocation): void {
+    for (const member of [...members]) {
+      if (revokes(revocation, member.claims))
+        member.outbox.closeChannel(member, revocation.message);
+    }
+  }
+
+  /**
+   * Dispatches a batch in commit order, closing revoked channels at the point of revocation:
+   * nothing committed after it reaches them.
+   */
+  async function deliver(changes: Change[]): Promise<void> {
+    let start = 0;
+    for (const [index, change] of changes.entries()) {
+      const revocation = revocationOf(change);
+      if (!revocation) continue;
+      await dispatcher.dispatch(changes.slice(start, index), members);
+      close(revocation);
+      start = index + 1;
+    }
+    await dispatcher.dispatch(start === 0 ? changes : changes.slice(start), members);
   }
 
   const host = {
@@ -112,6 +124,17 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
       byTopic.get(member.topic)?.delete(member);
       if (byTopic.get(member.topic)?.size === 0) byTopic.delete(member.topic);
     },
+    /**
+     * A member's token is checked again once it is registered (or switched): a revocation
+     * committed between its verification and its registration was read from the slot while the
+     * member was not yet there to close.
+     */
+    confirm(member: ChannelMember) {
+      recheck([member]).catch((error: unknown) => {
+        logger.warn({ err: error }, 'realtime token re-check failed; closing the channel');
+        if (members.has(member)) member.outbox.closeChannel(member, 'Unable to verify the token');
+      });
+    },
     membersOf: (topic: string) => byTopic.get(topic) ?? [],
     nextBindingId: () => (bindingIds += 1),
   };
@@ -123,17 +146,23 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
   const batchSize = options.batchSize ?? 1000;
   const loop = (async () => {
     let failures = 0;
-    let pending: Awaited<ReturnType<WalStream['poll']>> | undefined;
+    let pending: Change[] | undefined;
+    let generation = stream.generation;
     while (!stopped) {
       try {
         // A batch whose dispatch failed (catalog or pool trouble) is retried, not dropped: the
         // slot has already handed it over.
         const changes = pending ?? (await stream.poll(batchSize));
         pending = changes;
+        if (stream.generation !== generation) {
+          // A new slot: revocations committed while none existed were never read.
+          await recheck([...members]);
+          generation = stream.generation;
+        }
         if (changes.length > 0) {
           logger.debug({ changes: changes.length, members: members.size }, 'realtime batch');
         }
-        await dispatcher.dispatch(changes, members);
+        await deliver(changes);
         pending = undefined;
         failures = 0;
         if (changes.length < batchSize) await sleep(pollInterval);
@@ -145,31 +174,6 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
       }
     }
   })();
-
-  // A token revoked after it joined stops streaming at the next sweep, not at its exp.
-  async function sweepRevokedTokens(): Promise<void> {
-    const byJti = new Map<string, ChannelMember[]>();
-    for (const member of members) {
-      const jti = member.claims.jti;
-      if (typeof jti === 'string') byJti.set(jti, [...(byJti.get(jti) ?? []), member]);
-    }
-    if (byJti.size === 0 || !(await hasApiTokens())) return;
-    const { rows } = await pool.query<{ jti: string }>(
-      'select jti from public.api_tokens where jti = any($1) and revoked_at is not null',
-      [[...byJti.keys()]],
-    );
-    for (const { jti } of rows) {
-      for (const member of byJti.get(jti) ?? []) {
-        member.outbox.closeChannel(member, 'Token has been revoked');
-      }
-    }
-  }
-  const sweeper = setInterval(() => {
-    sweepRevokedTokens().catch((error: unknown) =>
-      logger.warn({ err: error }, 'realtime revocation sweep failed'),
-    );
-  }, options.revocationSweepMs ?? 5_000);
-  sweeper.unref();
 
   return {
     handleUpgrade(request, socket, head, token) {
@@ -195,7 +199,6 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
     },
     async stop() {
       stopped = true;
-      clearInterval(sweeper);
       for (const client of wss.clients) client.terminate();
       wss.close();
       await loop;

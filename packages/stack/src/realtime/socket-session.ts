@@ -23,6 +23,8 @@ export interface SessionHost {
   verifyToken(token: string | null): Promise<TokenCheck>;
   register(member: ChannelMember): void;
   unregister(member: ChannelMember): void;
+  /** Re-checks a just registered or switched token, closing the channel if it no longer stands. */
+  confirm(member: ChannelMember): void;
   membersOf(topic: string): Iterable<ChannelMember>;
   nextBindingId(): number;
 }
@@ -304,6 +306,7 @@ export class SocketSession {
     };
     this.members.set(frame.topic, member);
     this.host.register(member);
+    this.host.confirm(member);
     this.armExpiry(member);
     this.reply(frame, 'ok', {
       postgres_changes: requests.map((request, index) => ({
@@ -333,17 +336,23 @@ export class SocketSession {
     member.token = offered;
     member.claims = check.claims;
     member.identity = identityKey(check.claims);
+    this.host.confirm(member);
     this.armExpiry(member);
   }
 
-  /** Realtime closes a channel whose token expires, with a `system` error first. */
+  /**
+   * Realtime closes a channel whose token expires, with a `system` error first, worded as its
+   * confirm_token does (channels_authorization.ex: "Token has expired N seconds ago").
+   */
   private armExpiry(member: ChannelMember): void {
     if (member.expiryTimer) clearTimeout(member.expiryTimer);
     const remaining = (member.claims as Claims).exp * 1000 - Date.now();
     member.expiryTimer = setTimeout(
       () => {
-        if ((member.claims as Claims).exp * 1000 <= Date.now()) {
-          this.closeWithError(member, 'Token has expired');
+        const exp = (member.claims as Claims).exp;
+        if (exp * 1000 <= Date.now()) {
+          const ago = Math.floor(Date.now() / 1000) - exp;
+          this.closeWithError(member, `Token has expired ${ago} seconds ago`);
         } else {
           this.armExpiry(member);
         }

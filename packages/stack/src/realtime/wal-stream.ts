@@ -1,10 +1,12 @@
 // Changes from a wal2json (format 2) logical slot owned by this service: a temporary slot on a
 // dedicated connection, read with pg_logical_slot_get_changes and limited to the publication's
-// tables (how Supabase Realtime's list_changes reads it). A partition's change is reported
-// under its root table.
+// tables (how Supabase Realtime's list_changes reads it) plus the credential tables, whose
+// revocations must reach open channels in commit order (credentials.ts). A partition's change is
+// reported under its root table.
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { type Catalog, PUBLICATION, type TableRef } from './catalog.ts';
+import { CREDENTIAL_TABLES } from './credentials.ts';
 
 export type ChangeType = 'INSERT' | 'UPDATE' | 'DELETE';
 
@@ -48,7 +50,6 @@ interface Wal2JsonChange {
 }
 
 const ACTIONS: Record<string, ChangeType> = { I: 'INSERT', U: 'UPDATE', D: 'DELETE' };
-const NO_TABLE = 'pg_catalog.__no_published_table__';
 
 /** wal2json's text for timestamps ('2026-11-21 06:15:58.13+00') in ISO form. */
 function isoTimestamp(value: string): string {
@@ -64,6 +65,11 @@ function commitTimestamp(value: string): string {
 export class WalStream {
   private client: pg.Client | null = null;
   private readonly slot = `realtime_${process.pid}_${Date.now().toString(36)}`;
+  /**
+   * Bumped each time a slot is created: changes committed while no slot existed (after a lost
+   * connection) were never read, so whoever relies on seeing every change must re-check.
+   */
+  generation = 0;
 
   private readonly dbUrl: string;
   private readonly catalog: Catalog;
@@ -92,6 +98,7 @@ export class WalStream {
       [this.slot],
     );
     this.client = client;
+    this.generation += 1;
     this.logger.info({ slot: this.slot }, 'realtime slot created');
     return client;
   }
@@ -129,11 +136,11 @@ export class WalStream {
            'include-type-oids', '1', 'include-transaction', '0',
            'actions', 'insert,update,delete',
            'add-tables', (
-             select coalesce(string_agg(format('%s.%s',
+             select concat_ws(',', string_agg(format('%s.%s',
                       replace(replace(schemaname, '\\', '\\\\'), ',', '\\,'),
-                      replace(replace(tablename, '\\', '\\\\'), ',', '\\,')), ','), $3)
+                      replace(replace(tablename, '\\', '\\\\'), ',', '\\,')), ','), $3::text)
              from pg_catalog.pg_publication_tables where pubname = $4))`,
-        [this.slot, max, NO_TABLE, PUBLICATION],
+        [this.slot, max, CREDENTIAL_TABLES.join(','), PUBLICATION],
       ));
     } catch (error) {
       // A broken connection takes its temporary slot along; the next poll starts a new one.
