@@ -4,17 +4,16 @@
 // the tool server's overhead shows as a ratio; then the same with 50 concurrent clients.
 // Goal: p95 under 100 ms at 1M entries for each tool, overhead under 1.3x.
 // Run: npm run bench:tools -- [--entries 1000000] [--runs 100] [--concurrency 50]
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SignJWT } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { generateBenchData } from '../../../bench/entries-generator.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
+import { mintAccessToken } from './bench-tokens.ts';
 
 const { values } = parseArgs({
   options: {
@@ -120,25 +119,7 @@ try {
     [adminId],
   );
 
-  // An access token exactly as the tool server issues one: signed, and its jti recorded.
-  const secret = new TextEncoder().encode(stack.keys.jwtSecret);
-  const tokenFor = async (sub: string) => {
-    const jti = randomUUID();
-    await db.query(
-      `insert into public.api_tokens (jti, user_id, label, client_id, scopes, expires_at)
-       values ($1, $2, 'oauth', 'bench', '{dashboard}', now() + interval '2 hours')`,
-      [jti, sub],
-    );
-    return new SignJWT({ role: 'authenticated', client_id: 'bench', scope: 'dashboard' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(stack.mcpUrl)
-      .setSubject(sub)
-      .setAudience([stack.mcpUrl, 'authenticated'])
-      .setJti(jti)
-      .setIssuedAt()
-      .setExpirationTime('2h')
-      .sign(secret);
-  };
+  const tokenFor = (sub: string) => mintAccessToken(db, stack, sub);
   const actors = [
     { name: 'admin', id: adminId, token: await tokenFor(adminId) },
     {
