@@ -1,6 +1,7 @@
 // The tool server's settings, read once from the environment and validated (house style
 // "Config"); startToolServer() takes the same typed object, so the local stack and tests build it
 // directly. Every option is listed with its default in docs/tool-server.md.
+import { hostname } from 'node:os';
 import { z } from 'zod';
 
 const origin = z
@@ -52,6 +53,33 @@ export const FarmConfigSchema = z.object({
   adbPath: z.string().min(1).default('/usr/bin/adb'),
   /** The adb server this farm host's tool server talks to (ANDROID_ADB_SERVER_PORT). */
   adbServerPort: z.number().int().min(1).max(65_535).default(5037),
+  aaptPath: z.string().min(1).default('/usr/bin/aapt'),
+  /** This host's name in public.farm_attached_devices.farm_host: its devices are the ones there. */
+  hostName: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/)
+    .default(() => hostname().slice(0, 63)),
+  /** The Android app tools (docs/farm.md "Android devices"). */
+  android: z
+    .object({
+      /** An APK fetched from a URL (through the capture proxy) larger than this is refused. */
+      packageMaxBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .default(100 * 1024 * 1024),
+      downloadTimeoutMs: z.number().int().min(1_000).max(3_600_000).default(300_000),
+      /** Streaming an APK to the device and the device's verification of it. */
+      installTimeoutMs: z.number().int().min(1_000).max(3_600_000).default(300_000),
+      /** Listing, uninstalling and reading an APK's identity. */
+      commandTimeoutMs: z.number().int().min(1_000).max(600_000).default(30_000),
+    })
+    .default({
+      packageMaxBytes: 100 * 1024 * 1024,
+      downloadTimeoutMs: 300_000,
+      installTimeoutMs: 300_000,
+      commandTimeoutMs: 30_000,
+    }),
   /** How long a confirmation of a destructive call stays valid (docs/farm.md, "Gating"). */
   confirmationTtlSeconds: z.number().int().min(30).max(3_600).default(300),
   shell: ShellLimitsSchema.default(ShellLimitsSchema.parse({})),
