@@ -336,11 +336,15 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           pacUrlTemplate: withProxy
             ? `http://{port}.${PROXY_DOMAIN}:${ports.proxyManagement}/proxy.pac`
             : undefined,
-          // The farm runs on this machine and sends its traffic through this stack's proxy.
-          farm: withProxy
-            ? { enabled: true, proxyManagementUrl: `http://127.0.0.1:${ports.proxyManagement}` }
-            : { enabled: false },
           ...options.toolServerSettings,
+          // The farm runs on this machine and sends its traffic through this stack's proxy; a
+          // test's farm settings (its own adb server, the farm host's name) go over these.
+          farm: {
+            ...(withProxy
+              ? { enabled: true, proxyManagementUrl: `http://127.0.0.1:${ports.proxyManagement}` }
+              : { enabled: false }),
+            ...options.toolServerSettings?.farm,
+          },
         },
         logger,
       );
