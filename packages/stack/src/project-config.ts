@@ -50,6 +50,19 @@ const configSchema = z.object({
           otp_expiry: z.number().int().positive().default(3600),
         })
         .prefault({}),
+      // Per client address, token buckets as GoTrue keeps them (internal/api/apilimiter): the
+      // Supabase CLI template's values are the defaults, as the CLI fills an absent section.
+      rate_limit: z
+        .object({
+          email_sent: z.number().int().nonnegative().default(2),
+          sms_sent: z.number().int().nonnegative().default(30),
+          anonymous_users: z.number().int().nonnegative().default(30),
+          token_refresh: z.number().int().nonnegative().default(150),
+          sign_in_sign_ups: z.number().int().nonnegative().default(30),
+          token_verifications: z.number().int().nonnegative().default(30),
+          web3: z.number().int().nonnegative().default(30),
+        })
+        .prefault({}),
     })
     .prefault({}),
   functions: z.record(z.string(), z.object({ verify_jwt: z.boolean().default(true) })).default({}),

@@ -14,7 +14,7 @@ import {
   type ToolServerConfigInput,
 } from '@capture/tool-server';
 import pino, { type Logger } from 'pino';
-import { type AuthConfig, authConfigFrom } from './auth/auth-config.ts';
+import { type AuthConfig, type AuthRateLimits, authConfigFrom } from './auth/auth-config.ts';
 import { startAuthService } from './auth/service.ts';
 import { discoverFunctions, readFunctionsEnv } from './functions/discover.ts';
 import { FunctionHost } from './functions/function-host.ts';
@@ -78,6 +78,12 @@ export interface StackOptions {
   buildNumber?: string;
   /** Tool-server settings over the stack's (tests: lifetimes, rate limits, metadata documents). */
   toolServerSettings?: Partial<ToolServerConfigInput>;
+  /**
+   * The auth service's per-address request limits: 'config' (default) honours
+   * `[auth.rate_limit]`; 'off' lifts them (test stacks signing in hundreds of times from one
+   * address); or values over the config's. Per-account guards stay on either way.
+   */
+  authRateLimits?: 'config' | 'off' | Partial<AuthRateLimits>;
   logger?: Logger;
 }
 
@@ -276,7 +282,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
         port: ports.auth,
         dbPort: ports.db,
         config: withDashboardRedirects(
-          authConfigFrom(project, apiUrl, keys.jwtSecret),
+          authConfigFrom(project, apiUrl, keys.jwtSecret, options.authRateLimits),
           withToolServer ? dashboardUrl : undefined,
         ),
         mailboxDir,

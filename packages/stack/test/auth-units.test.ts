@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type AuthConfig, resolveRedirect } from '../src/auth/auth-config.ts';
 import { AuthError, renderAuthError } from '../src/auth/auth-error.ts';
@@ -20,11 +21,14 @@ describe('auth helpers', () => {
     ).toBe(false);
   });
 
-  it('hashes an e-mail OTP as hex SHA-224 of address and code, as GoTrue does', () => {
-    expect(hashEmailOtp('a@example.com', '123456')).toMatch(/^[0-9a-f]{56}$/);
-    expect(hashEmailOtp('a@example.com', '123456')).not.toBe(
-      hashEmailOtp('b@example.com', '123456'),
-    );
+  it('hashes an e-mail OTP keyed with the secret: GoTrue shape, not its guessable SHA-224', () => {
+    const secret = 'super-secret-jwt-token-with-at-least-32-characters-long';
+    const hash = hashEmailOtp(secret, 'a@example.com', '123456');
+    expect(hash).toMatch(/^[0-9a-f]{56}$/);
+    expect(hash).not.toBe(hashEmailOtp(secret, 'b@example.com', '123456'));
+    expect(hash).not.toBe(hashEmailOtp(`${secret}-other`, 'a@example.com', '123456'));
+    // Anyone knowing the address can compute GoTrue's plain SHA-224 for every code.
+    expect(hash).not.toBe(createHash('sha224').update('a@example.com123456').digest('hex'));
   });
 
   it('generates numeric OTPs of the configured length', () => {

@@ -2,7 +2,7 @@
 // /auth/v1), with every failure rendered in GoTrue's error shape.
 import { Hono } from 'hono';
 import type { Logger } from 'pino';
-import type { AuthContext } from './auth-context.ts';
+import { type AuthContext, type AuthServices, createDefences } from './auth-context.ts';
 import { API_VERSION_HEADER, AuthError, renderAuthError } from './auth-error.ts';
 import { adminRoutes } from './routes-admin.ts';
 import { emailRoutes } from './routes-email.ts';
@@ -11,9 +11,10 @@ import { userRoutes } from './routes-user.ts';
 
 export const AUTH_SERVICE_VERSION = 'v2.180.0-local';
 
-export function createAuthApp(context: AuthContext, logger: Logger): Hono {
+export function createAuthApp(services: AuthServices, logger: Logger): Hono {
   const app = new Hono();
-  const { config } = context;
+  const { config } = services;
+  const context: AuthContext = { ...services, defences: createDefences(config) };
 
   // GoTrue's CORS exposes these (supabase/auth#1612), so supabase-js in a browser can read the
   // API version header and with it the error codes of the 2024-01-01 shape.

@@ -19,12 +19,54 @@ export interface AuthConfig {
   emailMaxFrequencySeconds: number;
   /** JWT `role` values allowed on /admin routes (GoTrue's GOTRUE_JWT_ADMIN_ROLES). */
   adminRoles: string[];
+  /** `[auth.rate_limit]` buckets per client address; undefined turns them off (test stacks). */
+  rateLimits: AuthRateLimits | undefined;
+  /** Per-account defences against guessing, always on (docs/local-stack.md "Limits"). */
+  guards: AccountGuards;
 }
+
+/** The `[auth.rate_limit]` values this service enforces (no SMS, Web3 or SMTP here). */
+export type AuthRateLimits = Pick<
+  ProjectConfig['auth']['rate_limit'],
+  'anonymous_users' | 'token_refresh' | 'sign_in_sign_ups' | 'token_verifications'
+>;
+
+export interface AccountGuards {
+  /** Wrong passwords for one account from one address before that pair is slowed down. */
+  passwordFailuresPerAddress: number;
+  /**
+   * Wrong passwords for one account from addresses it has not signed in from, before those
+   * addresses share one slowed-down gate (a spread-out guesser); familiar addresses never wait
+   * on it, so a guesser cannot lock the owner out.
+   */
+  passwordFailuresFromStrangers: number;
+  /** Once slowed, the wait between tries doubles from one second up to this. */
+  passwordMaxDelaySeconds: number;
+  /** Failures older than this are forgotten. */
+  failureWindowSeconds: number;
+  /** How long an address stays familiar to an account after a sign-in from it. */
+  familiarAddressSeconds: number;
+  /** Typed e-mail codes tried per account (any address) in five minutes, burst 30 as GoTrue's. */
+  verificationsPerAccount: number;
+  /** Wrong codes typed for one address before its outstanding e-mail code is burned. */
+  wrongCodesBeforeBurn: number;
+}
+
+export const DEFAULT_ACCOUNT_GUARDS: AccountGuards = {
+  passwordFailuresPerAddress: 5,
+  passwordFailuresFromStrangers: 20,
+  passwordMaxDelaySeconds: 60,
+  failureWindowSeconds: 15 * 60,
+  familiarAddressSeconds: 30 * 24 * 3600,
+  verificationsPerAccount: 30,
+  wrongCodesBeforeBurn: 5,
+};
 
 export function authConfigFrom(
   project: ProjectConfig,
   apiUrl: string,
   jwtSecret: string,
+  rateLimits: 'config' | 'off' | Partial<AuthRateLimits> = 'config',
 ): AuthConfig {
   const auth = project.auth;
   return {
@@ -42,6 +84,14 @@ export function authConfigFrom(
     otpExpirySeconds: auth.email.otp_expiry,
     emailMaxFrequencySeconds: auth.email.max_frequency,
     adminRoles: ['service_role', 'supabase_admin'],
+    rateLimits:
+      rateLimits === 'off'
+        ? undefined
+        : { ...auth.rate_limit, ...(rateLimits === 'config' ? {} : rateLimits) },
+    guards: {
+      ...DEFAULT_ACCOUNT_GUARDS,
+      verificationsPerAccount: auth.rate_limit.token_verifications,
+    },
   };
 }
 

@@ -7,18 +7,22 @@ export class AuthError extends Error {
   readonly errorCode: string;
   /** Extra top-level body fields, such as `weak_password: {reasons}`. */
   readonly extra: Record<string, unknown>;
+  /** Extra response headers, such as `Retry-After` on a 429. */
+  readonly headers: Record<string, string>;
 
   constructor(
     status: number,
     errorCode: string,
     message: string,
     extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'AuthError';
     this.status = status;
     this.errorCode = errorCode;
     this.extra = extra;
+    this.headers = headers;
   }
 }
 
@@ -40,6 +44,7 @@ export function renderAuthError(error: AuthError, requestedVersion: string | und
     ? { code: error.errorCode, message: error.message, ...error.extra }
     : { code: error.status, error_code: error.errorCode, msg: error.message, ...error.extra };
   const headers = new Headers({
+    ...error.headers,
     'Content-Type': 'application/json',
     'x-sb-error-code': error.errorCode,
   });
@@ -60,4 +65,13 @@ export const authErrors = {
   badJson: () => new AuthError(400, 'bad_json', 'Could not parse request body as JSON'),
   invalidCredentials: () => new AuthError(400, 'invalid_credentials', 'Invalid login credentials'),
   otpExpired: () => new AuthError(403, 'otp_expired', 'Token has expired or is invalid'),
+  /** GoTrue's answer from any of its request limiters; Retry-After (RFC 6585 §4) is ours. */
+  overRequestRateLimit: (retryAfterSeconds: number) =>
+    new AuthError(
+      429,
+      'over_request_rate_limit',
+      'Request rate limit reached',
+      {},
+      { 'Retry-After': String(retryAfterSeconds) },
+    ),
 };

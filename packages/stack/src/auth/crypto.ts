@@ -1,6 +1,6 @@
 // Token material of the auth service: access-token JWTs with GoTrue's claims, random refresh
 // tokens and codes, e-mail OTPs, and the hashes GoTrue stores instead of raw tokens.
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { type JWTPayload, jwtVerify, SignJWT } from 'jose';
 
 export interface AccessTokenClaims extends JWTPayload {
@@ -74,9 +74,17 @@ export function generateOtp(length: number): string {
   return Array.from({ length }, () => randomInt(10)).join('');
 }
 
-/** GoTrue's GenerateTokenHash: hex SHA-224 of the address followed by the OTP. */
-export function hashEmailOtp(email: string, otp: string): string {
-  return createHash('sha224')
+/**
+ * The stored hash of an e-mail OTP, also the `token_hash` of its link: hex HMAC-SHA-224 of the
+ * address followed by the OTP, keyed with a key derived from the project secret. GoTrue's
+ * GenerateTokenHash is the plain SHA-224 of the same input, which anyone knowing the address can
+ * compute for every possible code and try as a `token_hash` with no per-account limit; keyed, a
+ * token hash cannot be guessed and typed codes go through the per-account guard. Same length and
+ * alphabet, so clients see no difference.
+ */
+export function hashEmailOtp(secret: string, email: string, otp: string): string {
+  const key = createHmac('sha256', secret).update('auth: e-mail OTP hash key').digest();
+  return createHmac('sha224', key)
     .update(email + otp)
     .digest('hex');
 }

@@ -76,7 +76,7 @@ export async function issueEmailToken(
   if (options.rateLimited) assertSendAllowed(context, user, slot);
   const address = options.address ?? user.email ?? '';
   const otp = generateOtp(context.config.otpLength);
-  const hashedToken = hashEmailOtp(address, otp);
+  const hashedToken = hashEmailOtp(context.config.jwtSecret, address, otp);
   const { column, sentAt, type } = SLOTS[slot];
   await db.query(
     `update auth.users set ${column} = $2, ${sentAt} = now(), updated_at = now() where id = $1`,
@@ -89,6 +89,7 @@ export async function issueEmailToken(
        set token_hash = excluded.token_hash, relates_to = excluded.relates_to, updated_at = now()`,
     [randomUUID(), user.id, type, hashedToken, address],
   );
+  context.defences.codes.reset(address.toLowerCase());
   const link = new URL(`${context.config.externalUrl}/verify`);
   link.searchParams.set('token', hashedToken);
   link.searchParams.set('type', kind);
@@ -126,7 +127,7 @@ export async function matchEmailToken(
     const hash =
       params.tokenHash ??
       (params.email && params.otp
-        ? hashEmailOtp(params.email.toLowerCase(), params.otp)
+        ? hashEmailOtp(context.config.jwtSecret, params.email.toLowerCase(), params.otp)
         : undefined);
     if (!hash) continue;
     const { rows } = await db.query<UserRow>(
@@ -156,4 +157,26 @@ export async function consumeEmailToken(db: Queryable, match: VerificationMatch)
     match.user.id,
     type,
   ]);
+}
+
+/**
+ * Burns every outstanding e-mail code typed for `email` (confirmation and recovery codes of the
+ * user with that address, and an address change to it): after too many wrong guesses even the
+ * right code is refused until a new one is requested.
+ */
+export async function burnEmailTokens(db: Queryable, email: string) {
+  const address = email.toLowerCase();
+  await db.query(
+    `with burned as (
+       update auth.users set
+         confirmation_token = case when lower(email) = $1 then '' else confirmation_token end,
+         recovery_token = case when lower(email) = $1 then '' else recovery_token end,
+         email_change_token_new =
+           case when lower(email_change) = $1 then '' else email_change_token_new end
+       where lower(email) = $1 or lower(email_change) = $1
+       returning id)
+     delete from auth.one_time_tokens
+     where user_id in (select id from burned) and lower(relates_to) = $1`,
+    [address],
+  );
 }

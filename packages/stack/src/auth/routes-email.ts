@@ -7,6 +7,7 @@ import { resolveRedirect } from './auth-config.ts';
 import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
 import {
+  burnEmailTokens,
   consumeEmailToken,
   issueEmailToken,
   matchEmailToken,
@@ -15,6 +16,7 @@ import {
 import { issueAuthCode, startFlowState } from './flow-state.ts';
 import type { MailKind } from './mailbox.ts';
 import { emailSchema, metadataSchema, readBody } from './request.ts';
+import { clientAddress } from './request-limits.ts';
 import { signIn } from './session-response.ts';
 import {
   findUserByEmail,
@@ -87,7 +89,30 @@ function appendFragment(base: string, values: Record<string, string>): string {
 
 export function emailRoutes(context: AuthContext) {
   const app = new Hono();
-  const { pool, config, mailbox } = context;
+  const { pool, config, mailbox, defences } = context;
+
+  /**
+   * Matches a verification; a wrong typed code counts against the address it was typed for
+   * (its own bucket first), and burns that address's code after too many (code-guard.ts).
+   */
+  async function matchGuarded(
+    type: string,
+    params: { tokenHash?: string; email?: string; otp?: string },
+  ): Promise<VerificationMatch> {
+    const typedFor = params.otp && params.email ? params.email.trim().toLowerCase() : undefined;
+    if (!typedFor) return matchEmailToken(pool, context, type, params);
+    defences.codes.admit(typedFor);
+    try {
+      const match = await matchEmailToken(pool, context, type, params);
+      defences.codes.reset(typedFor);
+      return match;
+    } catch (error) {
+      if (error instanceof AuthError && error.errorCode === 'otp_expired') {
+        if (defences.codes.wrongCode(typedFor)) await burnEmailTokens(pool, typedFor);
+      }
+      throw error;
+    }
+  }
 
   async function send(user: UserRow, kind: MailKind, redirectTo: string, address?: string) {
     const token = await issueEmailToken(pool, context, user, kind, redirectTo, {
@@ -104,14 +129,15 @@ export function emailRoutes(context: AuthContext) {
   }
 
   app.post('/otp', async (c) => {
+    defences.requests.check('otp', clientAddress(c));
     const body = await readBody(c, otpSchema);
     if (!body.email)
       throw new AuthError(400, 'phone_provider_disabled', 'Phone logins are disabled');
     let user = await findUserByEmail(pool, body.email);
     if (!user) {
-      if (!body.create_user || !config.signupEnabled) {
-        throw new AuthError(422, 'otp_disabled', 'Signups not allowed for otp');
-      }
+      // GoTrue answers 422 otp_disabled here, which tells a known address from an unknown one;
+      // this service answers as for a known address and sends nothing (as /recover does).
+      if (!body.create_user || !config.signupEnabled) return c.json({});
       user = await insertUser(pool, {
         email: body.email,
         passwordHash: null,
@@ -127,6 +153,7 @@ export function emailRoutes(context: AuthContext) {
   });
 
   app.post('/recover', async (c) => {
+    defences.requests.check('recover', clientAddress(c));
     const body = await readBody(c, recoverSchema);
     const user = await findUserByEmail(pool, body.email);
     // An unknown address answers the same as a known one: no account enumeration.
@@ -138,6 +165,7 @@ export function emailRoutes(context: AuthContext) {
   });
 
   app.post('/resend', async (c) => {
+    defences.requests.check('resend', clientAddress(c));
     const body = await readBody(c, resendSchema);
     const user = await findUserByEmail(pool, body.email);
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
@@ -150,6 +178,7 @@ export function emailRoutes(context: AuthContext) {
   });
 
   app.post('/verify', async (c) => {
+    defences.requests.check('verify', clientAddress(c));
     const body = await readBody(c, verifySchema);
     if (!body.type) throw authErrors.validation('Verify requires a verification type');
     if (Boolean(body.token_hash) === Boolean(body.token)) {
@@ -160,7 +189,7 @@ export function emailRoutes(context: AuthContext) {
         'Only an email address or phone number should be provided on verify',
       );
     }
-    const match = await matchEmailToken(pool, context, body.type, {
+    const match = await matchGuarded(body.type, {
       tokenHash: body.token_hash,
       email: body.email,
       otp: body.token,
@@ -173,6 +202,7 @@ export function emailRoutes(context: AuthContext) {
   // A followed e-mail link: redirect with the session in the fragment, or with ?code= when the
   // flow started with a PKCE challenge; failures redirect with the error in the fragment.
   app.get('/verify', async (c) => {
+    defences.requests.check('verify', clientAddress(c));
     const type = c.req.query('type') ?? '';
     if (!type) throw authErrors.validation('Verify requires a verification type');
     if (!c.req.query('token'))

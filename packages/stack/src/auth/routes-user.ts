@@ -14,6 +14,7 @@ import {
   readBody,
   requireSignedInUser,
 } from './request.ts';
+import { clientAddress } from './request-limits.ts';
 import { BCRYPT_COST } from './routes-signin.ts';
 import { endSessions, type LogoutScope } from './sessions.ts';
 import {
@@ -33,7 +34,7 @@ const updateSchema = z.object({
 
 export function userRoutes(context: AuthContext) {
   const app = new Hono();
-  const { pool, config, mailbox } = context;
+  const { pool, config, mailbox, defences } = context;
 
   app.get('/user', async (c) => {
     const { user } = await requireSignedInUser(c, context);
@@ -41,7 +42,9 @@ export function userRoutes(context: AuthContext) {
   });
 
   app.put('/user', async (c) => {
+    // GoTrue: authentication first, then the `sign_in_sign_ups` limiter (api.go, User).
     const { user: current } = await requireSignedInUser(c, context);
+    defences.requests.check('user', clientAddress(c));
     const body = await readBody(c, updateSchema);
     let user: UserRow = current;
     if (body.password !== undefined) {

@@ -1,6 +1,6 @@
 // auth.sessions and auth.refresh_tokens: sign-in creates a session and its first refresh token;
 // the refresh grant rotates the token, and a rotated token presented again after the reuse
-// interval revokes the whole session (GoTrue's reuse detection, internal/api/token_refresh.go).
+// interval ends the whole session (GoTrue's reuse detection, internal/tokens/service.go).
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { AuthError } from './auth-error.ts';
@@ -92,7 +92,10 @@ const notFound = () =>
  * with GoTrue's reuse rules for a token that was already rotated:
  * - its direct successor is still active: answer with that successor (a retried request);
  * - it was rotated less than `reuseIntervalSeconds` ago: issue a new successor (concurrent tabs);
- * - otherwise: suspected theft, every refresh token of the session is revoked.
+ * - otherwise: suspected theft, the session is deleted with every refresh token of it, as
+ *   GoTrue's LogoutSession on detected reuse: no token of it works again, and its access tokens
+ *   are refused where the session is checked (GET /user: session_not_found). Revoking the tokens
+ *   in place instead would touch their `updated_at` and put them back inside the interval.
  */
 export async function rotateRefreshToken(
   pool: pg.Pool,
@@ -127,10 +130,7 @@ export async function rotateRefreshToken(
           current.token,
         );
       } else {
-        await client.query(
-          'update auth.refresh_tokens set revoked = true, updated_at = now() where session_id = $1',
-          [current.session_id],
-        );
+        await client.query('delete from auth.sessions where id = $1', [current.session_id]);
         await client.query('commit');
         throw alreadyUsed();
       }

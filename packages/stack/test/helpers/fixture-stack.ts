@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import { type RunningStack, startStack } from '../../src/index.ts';
+import { type RunningStack, type StackOptions, startStack } from '../../src/index.ts';
 
 export const FIXTURE_PROJECT = fileURLToPath(new URL('../fixtures/project', import.meta.url));
 
@@ -16,7 +16,8 @@ export interface FixtureStack {
   dispose(): Promise<void>;
 }
 
-export async function startFixtureStack(): Promise<FixtureStack> {
+/** `options` go over the fixture's (a test's own limits, for example). */
+export async function startFixtureStack(options: StackOptions = {}): Promise<FixtureStack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'stack-test-'));
   const stack = await startStack({
     projectDir: FIXTURE_PROJECT,
@@ -24,6 +25,7 @@ export async function startFixtureStack(): Promise<FixtureStack> {
     ports: 'free',
     ephemeral: true,
     logger: pino({ level: process.env.STACK_LOG_LEVEL ?? 'warn' }),
+    ...options,
   });
   return {
     stack,
