@@ -3,6 +3,7 @@
 // what the farm tools may use; each part lives in its own module.
 import type { FarmConfig } from '../config.ts';
 import type { ToolCall } from '../mcp/tool-definition.ts';
+import type { AppInstaller } from './apps/app-installer.ts';
 import type { FarmAudit } from './audit.ts';
 import type { FarmConfirmations } from './confirmations.ts';
 import type { ShellSandbox } from './shell/shell-sandbox.ts';
@@ -35,4 +36,6 @@ export interface Farm {
   confirmations: FarmConfirmations;
   audit: FarmAudit;
   shell: ShellSandbox;
+  /** This host's Android devices over adb (the `_install_app` family, docs/farm.md). */
+  android: AppInstaller;
 }

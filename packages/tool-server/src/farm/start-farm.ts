@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../config.ts';
 import type { Database } from '../store/database.ts';
+import { AndroidFarm } from './android/android-farm.ts';
 import { FarmAudit } from './audit.ts';
 import { FarmConfirmations } from './confirmations.ts';
 import type { Farm } from './farm.ts';
@@ -21,6 +22,14 @@ export function startFarm(config: FarmConfig, db: Database, logger: Logger): Run
     confirmations: new FarmConfirmations(db, config.confirmationTtlSeconds),
     audit: new FarmAudit(db),
     shell,
+    // Each adb call is one short client process with its own time limit: nothing to close.
+    android: new AndroidFarm({
+      adbPath: config.adbPath,
+      aaptPath: config.aaptPath,
+      adbServerPort: config.adbServerPort,
+      commandTimeoutMs: config.android.commandTimeoutMs,
+      installTimeoutMs: config.android.installTimeoutMs,
+    }),
     async close() {
       await shell.close();
     },

@@ -1,6 +1,11 @@
 // Every tool of the tool server, in the order tools/list presents them (a stable, deterministic
 // order, as the 2026-07-28 conformance scenarios expect). Farm tools follow (listed only where a farm is configured).
 
+import {
+  androidInstallApp,
+  androidListPackages,
+  androidUninstallApp,
+} from '../farm/tools/android-apps.ts';
 import { farmRunShell } from '../farm/tools/farm-run-shell.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { listBreakpoints, resumeBreakpoint } from './tools/breakpoints.ts';
@@ -21,4 +26,7 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = [
   listWorkspaces,
   listTags,
   farmRunShell,
+  androidInstallApp,
+  androidListPackages,
+  androidUninstallApp,
 ];

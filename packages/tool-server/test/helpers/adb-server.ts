@@ -40,9 +40,10 @@ export function isListening(port: number): Promise<boolean> {
   });
 }
 
-export async function startPrivateAdbServer(): Promise<PrivateAdbServer> {
+/** `port`: one chosen earlier (a tool server configured before the adb server starts). */
+export async function startPrivateAdbServer(chosenPort?: number): Promise<PrivateAdbServer> {
   const home = await mkdtemp(join(tmpdir(), 'adb-home-'));
-  const port = await freeLoopbackPort();
+  const port = chosenPort ?? (await freeLoopbackPort());
   const env = { PATH: '/usr/bin:/bin', HOME: home, TMPDIR: home, ADB_LIBUSB: '0' };
   const adb = async (...args: string[]) => {
     const { stdout, stderr } = await exec(ADB_PATH, ['-P', String(port), ...args], {
