@@ -39,6 +39,9 @@ export function denoBinaryPath(): string {
   return join(dirname(require.resolve('deno/package.json')), 'deno');
 }
 
+/** Function secrets a developer may set in the shell rather than in supabase/functions/.env. */
+const PROVIDER_SECRET = /^(?:OPENAI_API_KEY|OPENAI_BASE_URL|ASSISTANT_[A-Z0-9_]+)$/;
+
 /** First start downloads npm: dependencies into Deno's cache, so allow it a while. */
 const BOOT_TIMEOUT_MS = 120_000;
 
@@ -111,10 +114,17 @@ export class FunctionHost {
     return port;
   }
 
-  /** The edge runtime's variables plus what Deno itself needs (PATH, HOME, its cache dir). */
+  /**
+   * The edge runtime's variables plus what Deno itself needs (PATH, HOME, its cache dir), and
+   * the assistant's provider settings from the shell (OPENAI_API_KEY, OPENAI_BASE_URL,
+   * ASSISTANT_*; docs/assistant.md) under supabase/functions/.env and the stack's own secrets.
+   */
   private environmentFor(port: number): NodeJS.ProcessEnv {
-    const inherited = ['PATH', 'HOME', 'DENO_DIR', 'NPM_CONFIG_REGISTRY'].filter(
-      (name) => globalThis.process.env[name] !== undefined,
+    const inherited = Object.keys(globalThis.process.env).filter(
+      (name) =>
+        (['PATH', 'HOME', 'DENO_DIR', 'NPM_CONFIG_REGISTRY'].includes(name) ||
+          PROVIDER_SECRET.test(name)) &&
+        globalThis.process.env[name] !== undefined,
     );
     return {
       ...Object.fromEntries(inherited.map((name) => [name, globalThis.process.env[name]])),

@@ -1,0 +1,97 @@
+// The answer on its way out (001 §4.3, OWASP LLM02/LLM05): the model's text is redacted again by
+// the shared module, and links are filtered: only the dashboard's own URLs and the provider's
+// url_citation annotations stay links; other links lose their URL, images are never rendered
+// (EchoLeak-style exfiltration through auto-fetched images), bare URLs become inline code and raw
+// HTML is escaped. Streaming emits only whole lines (or long runs ending at whitespace), after
+// the same redaction of everything so far, so a secret split across deltas is never emitted.
+
+export interface AnswerFilterOptions {
+  redact: (text: string) => Promise<string>;
+  /** Whether a URL may stay a link (dashboard URLs, cited sources). */
+  isAllowedLink: (url: string) => boolean;
+}
+
+/** A long run without a newline is flushed at its last whitespace past this many characters. */
+const RUN_FLUSH_CHARS = 240;
+
+const IMAGE = /!\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"\n]*")?\s*\)/g;
+const LINK = /\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"\n]*")?\s*\)/g;
+const BARE_URL = /\b(?:https?|ftp):\/\/[^\s<>()`"'\]]+/gi;
+const HTML_TAG = /<(\/?[a-zA-Z][^<>\n]*)>/g;
+
+/** Applies the link policy to complete markdown. */
+export function filterLinks(text: string, isAllowedLink: (url: string) => boolean): string {
+  const kept: string[] = [];
+  const keep = (markdown: string) => {
+    kept.push(markdown);
+    return `\uE000${kept.length - 1}\uE000`;
+  };
+  let out = text.replace(/\uE000/g, '');
+  out = out.replace(IMAGE, (_all, alt: string) => (alt ? `(image: ${alt})` : '(image)'));
+  out = out.replace(
+    LINK,
+    (all, label: string, url: string) =>
+      isAllowedLink(url) ? keep(all) : label || url.replace(/^\w+:\/\//, ''),
+  );
+  out = out.replace(BARE_URL, (url) => (isAllowedLink(url) ? url : `\`${url}\``));
+  out = out.replace(HTML_TAG, (_all, inner: string) => `&lt;${inner}&gt;`);
+  return out.replace(/\uE000(\d+)\uE000/g, (_all, index: string) => kept[Number(index)] ?? '');
+}
+
+/** Where the raw text may be cut for emission: never inside a PEM block or an open link. */
+function commitPoint(raw: string, from: number): number {
+  let point = raw.lastIndexOf('\n') + 1;
+  if (point <= from && raw.length - from > RUN_FLUSH_CHARS) {
+    const tail = raw.slice(from);
+    const space = Math.max(tail.lastIndexOf(' '), tail.lastIndexOf('\t'));
+    const candidate = space > 0 ? from + space + 1 : from;
+    const cut = raw.slice(from, candidate);
+    // An unclosed [ or ( on the run could be half a link whose URL is still to come.
+    const open = (cut.match(/[[(]/g)?.length ?? 0) > (cut.match(/[\])]/g)?.length ?? 0);
+    if (!open) point = candidate;
+  }
+  const head = raw.slice(0, point);
+  const begin = head.lastIndexOf('-----BEGIN');
+  if (begin >= 0 && head.indexOf('-----END', begin) < 0) point = head.lastIndexOf('\n', begin) + 1;
+  return point;
+}
+
+export interface AnswerFilter {
+  /** Adds model text; returns what may be emitted now ('' when nothing yet). */
+  push(delta: string): Promise<string>;
+  /** The complete filtered answer with `footer` and the rest still to emit (none if diverged). */
+  finish(footer: string): Promise<{ answer: string; rest: string }>;
+}
+
+export function createAnswerFilter(options: AnswerFilterOptions): AnswerFilter {
+  let raw = '';
+  let committed = 0;
+  let emitted = '';
+  // Once the filtered prefix disagrees with what was sent (a citation arriving late, a secret
+  // only recognisable whole), no more deltas are sent: done{answer} carries the whole answer.
+  let diverged = false;
+  const clean = async (text: string) =>
+    filterLinks(await options.redact(text), options.isAllowedLink);
+  return {
+    async push(delta) {
+      raw += delta;
+      if (diverged) return '';
+      const point = commitPoint(raw, committed);
+      if (point <= committed) return '';
+      committed = point;
+      const filtered = await clean(raw.slice(0, point));
+      if (!filtered.startsWith(emitted)) {
+        diverged = true;
+        return '';
+      }
+      const out = filtered.slice(emitted.length);
+      emitted = filtered;
+      return out;
+    },
+    async finish(footer) {
+      const answer = (await clean(raw.trimEnd())) + footer;
+      const rest = !diverged && answer.startsWith(emitted) ? answer.slice(emitted.length) : '';
+      return { answer, rest };
+    },
+  };
+}

@@ -1,0 +1,238 @@
+// One question, answered: the bounded tool loop (step cap, time cap; 001 §4.3) over the Responses
+// API with store:false (captured traffic is not kept by the provider), streaming text through the
+// answer filter, running the caller's tools under RLS with their results redacted and fenced,
+// and emitting tool/artifact/text events. On abort nothing more is emitted or written: every
+// step checks the signal, and the model call and queries carry it.
+// deno-lint-ignore no-import-prefix -- pinned npm: specifiers are the project's import rule
+import type OpenAI from 'npm:openai@7.55.0';
+// deno-lint-ignore no-import-prefix -- pinned npm: specifiers are the project's import rule
+import { z } from 'npm:zod@4.6.7';
+import type { Caller } from '../_shared/caller.ts';
+import type { Redactor } from '../_shared/redaction.ts';
+import { chooseAgent, loadAgents } from './agents.ts';
+import { createAnswerFilter } from './answer-filter.ts';
+import type { AskConfig } from './config.ts';
+import type { CallerClient } from './data-api.ts';
+import type { AskEvent } from './event-stream.ts';
+import { buildInput, buildInstructions, type InputItem } from './instructions.ts';
+import {
+  type ModelClient,
+  PROVIDER_MESSAGES,
+  ProviderFailure,
+  providerFailureOf,
+} from './model.ts';
+import type { AskRequest } from './request.ts';
+import { runToolCall, type ToolRunState } from './tool-runner.ts';
+import { toolsFor } from './tools.ts';
+import { createFence } from './untrusted-data.ts';
+
+export interface AskRunInput {
+  config: AskConfig;
+  caller: Caller;
+  request: AskRequest;
+  db: CallerClient;
+  model: ModelClient;
+  redactor: Redactor;
+  /** Aborts on client disconnect or the time cap. */
+  signal: AbortSignal;
+  emit: (event: AskEvent) => void;
+  askUrl: string;
+  now?: () => Date;
+}
+
+export type AskOutcome =
+  | { ok: true; answer: string; steps: number; agent: string | undefined }
+  | { ok: false; code: 'aborted' }
+  | { ok: false; code: 'provider_error'; message: string; reason: string; status?: number };
+
+type StreamEvent = OpenAI.Responses.ResponseStreamEvent;
+type OutputItem = OpenAI.Responses.ResponseOutputItem;
+
+interface StepResult {
+  items: OutputItem[];
+  calls: OpenAI.Responses.ResponseFunctionToolCall[];
+}
+
+export async function runAsk(input: AskRunInput): Promise<AskOutcome> {
+  const { config, caller, signal, emit } = input;
+  const fence = createFence();
+  const citations = new Map<string, string>();
+  const redact = (text: string) => input.redactor.redactText(text);
+  const filter = createAnswerFilter({
+    redact,
+    isAllowedLink: (url) =>
+      url.startsWith(`${config.dashboardUrl}/`) || citations.has(url.replace(/[.,;:]+$/, '')),
+  });
+  const agents = await loadAgents(input.db, signal);
+  if (signal.aborted) return { ok: false, code: 'aborted' };
+  const agent = chooseAgent(input.request.question, agents);
+  if (agent) emit({ event: 'tool', data: { label: `Asking the ${agent.label}` } });
+  const tools = toolsFor(caller);
+  const modelTools: OpenAI.Responses.Tool[] = tools.map((tool) => ({
+    type: 'function',
+    name: tool.name,
+    description: tool.description,
+    parameters: toJsonSchema(tool.args),
+    strict: false,
+  }));
+  if (config.webSearch) modelTools.push({ type: 'web_search' });
+  const conversation: InputItem[] = await buildInput(input.request, fence, redact);
+  const state: ToolRunState = { refs: [], reads: 0, emptyReads: 0 };
+  let steps = 0;
+  try {
+    for (let step = 0; step < config.maxSteps; step += 1) {
+      steps = step + 1;
+      // The last step may not call tools: the loop always ends in an answer.
+      const last = step === config.maxSteps - 1;
+      const result = await streamStep(
+        input,
+        {
+          model: agent?.model ?? config.defaultModel,
+          instructions: buildInstructions(caller, fence, agent, input.now?.() ?? new Date()),
+          input: conversation,
+          tools: modelTools,
+          tool_choice: last ? 'none' : 'auto',
+          store: false,
+          stream: true,
+        },
+        filter.push,
+        citations,
+      );
+      if (signal.aborted) return { ok: false, code: 'aborted' };
+      if (result.calls.length === 0 || last) break;
+      // The Responses API wants every output item back in order (minus reasoning items the
+      // provider did not return encrypted: with store:false they cannot be referenced).
+      for (const item of result.items) {
+        if (item.type === 'reasoning' && !item.encrypted_content) continue;
+        conversation.push(item as InputItem);
+      }
+      for (const call of result.calls) {
+        const output = await runToolCall(call, {
+          tools,
+          caller,
+          db: input.db,
+          fence,
+          redactor: input.redactor,
+          dashboardUrl: config.dashboardUrl,
+          askUrl: input.askUrl,
+          signal,
+          emit,
+          state,
+        });
+        if (signal.aborted) return { ok: false, code: 'aborted' };
+        conversation.push({ type: 'function_call_output', call_id: call.call_id, output });
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) return { ok: false, code: 'aborted' };
+    const failure = providerFailureOf(error);
+    return {
+      ok: false,
+      code: 'provider_error',
+      message: failure.message,
+      reason: failure.reason,
+      status: failure.status,
+    };
+  }
+  const { answer, rest } = await filter.finish(footerOf(state, citations));
+  if (signal.aborted) return { ok: false, code: 'aborted' };
+  if (rest) emit({ event: 'text', data: { delta: rest } });
+  return { ok: true, answer, steps, agent: agent?.slug };
+}
+
+async function streamStep(
+  input: AskRunInput,
+  body: OpenAI.Responses.ResponseCreateParamsStreaming,
+  pushText: (delta: string) => Promise<string>,
+  citations: Map<string, string>,
+): Promise<StepResult> {
+  const stream = await input.model.responses.create(body, { signal: input.signal });
+  const items: OutputItem[] = [];
+  let completed = false;
+  for await (const event of stream as AsyncIterable<StreamEvent>) {
+    if (input.signal.aborted) break;
+    switch (event.type) {
+      case 'response.output_text.delta': {
+        const out = await pushText(event.delta);
+        if (out && !input.signal.aborted) input.emit({ event: 'text', data: { delta: out } });
+        break;
+      }
+      case 'response.output_text.annotation.added': {
+        const annotation = event.annotation as { type?: string; url?: string; title?: string };
+        // Only links from the provider's citation annotations are shown (web search).
+        if (annotation.type === 'url_citation' && typeof annotation.url === 'string') {
+          citations.set(annotation.url, annotation.title ?? annotation.url);
+        }
+        break;
+      }
+      case 'response.web_search_call.in_progress':
+        input.emit({ event: 'tool', data: { label: 'Searching the web' } });
+        break;
+      case 'response.output_item.done':
+        items[event.output_index] = event.item;
+        collectCitations(event.item, citations);
+        break;
+      case 'response.completed':
+        completed = true;
+        if (items.length === 0) items.push(...event.response.output);
+        break;
+      case 'response.failed':
+      case 'response.incomplete':
+        throw new ProviderFailure(PROVIDER_MESSAGES.failed, `provider sent ${event.type}`);
+      case 'error':
+        throw new ProviderFailure(PROVIDER_MESSAGES.failed, `provider error event ${event.code}`);
+    }
+  }
+  // The SDK's iterator ends quietly when the connection drops: no response.completed means the
+  // answer was cut off (or the client aborted, which the caller checks first).
+  if (!completed && !input.signal.aborted) {
+    throw new ProviderFailure(PROVIDER_MESSAGES.cutOff, 'stream ended before response.completed');
+  }
+  const present = items.filter((item): item is OutputItem => item !== undefined);
+  return {
+    items: present,
+    calls: present.filter((item): item is OpenAI.Responses.ResponseFunctionToolCall =>
+      item.type === 'function_call'
+    ),
+  };
+}
+
+/** url_citation annotations of a finished message (providers that skip the .added events). */
+function collectCitations(item: OutputItem, citations: Map<string, string>): void {
+  if (item.type !== 'message') return;
+  for (const part of item.content) {
+    if (part.type !== 'output_text') continue;
+    for (const annotation of part.annotations ?? []) {
+      if (annotation.type === 'url_citation') {
+        citations.set(annotation.url, annotation.title ?? annotation.url);
+      }
+    }
+  }
+}
+
+/** Links to the rows the answer rests on, cited sources, and an honest note when empty. */
+function footerOf(state: ToolRunState, citations: Map<string, string>): string {
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  for (const ref of state.refs) {
+    if (seen.has(ref.url) || seen.size >= 10) continue;
+    seen.add(ref.url);
+    lines.push(`- [${ref.label}](${ref.url})`);
+  }
+  const sources = [...citations].map(([url, title]) =>
+    `- [${title.replace(/[[\]]/g, '')}](${url})`
+  );
+  let footer = '';
+  if (state.reads > 0 && state.emptyReads === state.reads) {
+    footer += '\n\n_The captured data you can see holds nothing matching this question._';
+  }
+  if (lines.length > 0) footer += `\n\n**Data used**\n${lines.join('\n')}`;
+  if (sources.length > 0) footer += `\n\n**Sources**\n${sources.join('\n')}`;
+  return footer;
+}
+
+/** The JSON Schema of a tool's arguments for the model (without the dialect line). */
+function toJsonSchema(schema: z.ZodObject): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input' });
+  return rest;
+}
