@@ -11,5 +11,8 @@ export default defineConfig({
     maxWorkers: 2,
     // Bounded-memory tests collect garbage before sampling, so what they see is what is held.
     execArgv: ['--expose-gc'],
+    // Test stacks sign in hundreds of times from 127.0.0.1: no per-address auth limits unless a
+    // test asks for them (packages/stack/test/auth-attacks.test.ts); per-account guards stay on.
+    env: { STACK_AUTH_RATE_LIMITS: 'off' },
   },
 });

@@ -79,9 +79,10 @@ export interface StackOptions {
   /** Tool-server settings over the stack's (tests: lifetimes, rate limits, metadata documents). */
   toolServerSettings?: Partial<ToolServerConfigInput>;
   /**
-   * The auth service's per-address request limits: 'config' (default) honours
-   * `[auth.rate_limit]`; 'off' lifts them (test stacks signing in hundreds of times from one
-   * address); or values over the config's. Per-account guards stay on either way.
+   * The auth service's per-address request limits: 'config' honours `[auth.rate_limit]`; 'off'
+   * lifts them (test stacks signing in hundreds of times from one address); or values over the
+   * config's. Default: 'config', or 'off' when STACK_AUTH_RATE_LIMITS=off is set. Per-account
+   * guards stay on either way.
    */
   authRateLimits?: 'config' | 'off' | Partial<AuthRateLimits>;
   logger?: Logger;
@@ -211,6 +212,16 @@ function readdirSafe(directory: string): string[] {
   }
 }
 
+/**
+ * The option, else `STACK_AUTH_RATE_LIMITS=off` from the environment (the test runner sets it:
+ * its stacks sign in hundreds of times from 127.0.0.1; tests of the limits pass the option).
+ */
+function authRateLimitsOf(options: StackOptions): NonNullable<StackOptions['authRateLimits']> {
+  return (
+    options.authRateLimits ?? (process.env.STACK_AUTH_RATE_LIMITS === 'off' ? 'off' : 'config')
+  );
+}
+
 async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   const projectDir = resolve(options.projectDir ?? REPO_ROOT);
   const dataDir = resolve(options.dataDir ?? join(projectDir, '.stack'));
@@ -282,7 +293,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
         port: ports.auth,
         dbPort: ports.db,
         config: withDashboardRedirects(
-          authConfigFrom(project, apiUrl, keys.jwtSecret, options.authRateLimits),
+          authConfigFrom(project, apiUrl, keys.jwtSecret, authRateLimitsOf(options)),
           withToolServer ? dashboardUrl : undefined,
         ),
         mailboxDir,
