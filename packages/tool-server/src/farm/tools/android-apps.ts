@@ -111,8 +111,8 @@ export const androidListPackages = defineTool({
     idempotentHint: true,
     openWorldHint: false,
   },
-  // Read-only: farm:view is enough (docs/farm.md, the destructive-call table).
-  requires: { section: 'farm', action: 'view' },
+  // Read-only, but like every farm tool it needs farm:edit (docs/farm.md "Who may use it").
+  requires: { section: 'farm', action: 'edit' },
   farm: true,
   run(call, args) {
     return listApps(call, android, args.device_uuid, args.filter);
