@@ -42,6 +42,24 @@ const ShellLimitsSchema = z.object({
   sandboxUidBase: z.number().int().min(1000).max(4_000_000_000).default(61_000),
 });
 
+/** browser_cdp's sessions (docs/farm.md "Browser"). */
+const BrowserLimitsSchema = z.object({
+  /** A session nobody used for this long is closed. */
+  idleSeconds: z.number().int().min(5).max(3_600).default(300),
+  maxSessions: z.number().int().min(1).max(64).default(4),
+  maxSessionsPerUser: z.number().int().min(1).max(16).default(2),
+  /** Longest wait of one action (a navigation, a click's page load); an argument may lower it. */
+  actionTimeoutMs: z.number().int().min(1_000).max(120_000).default(30_000),
+  /** The browser's private writable home (tmpfs): its profile, cache and downloads. */
+  homeBytes: z
+    .number()
+    .int()
+    .min(32 * 1024 * 1024)
+    .default(256 * 1024 * 1024),
+  /** As for shells: each session runs as its own unprivileged uid from here when we are root. */
+  sandboxUidBase: z.number().int().min(1000).max(4_000_000_000).default(62_000),
+});
+
 export const FarmConfigSchema = z.object({
   enabled: z.boolean(),
   /** The capture proxy's management URL (`POST /allocate`, 002 §2.3) the farm's devices use. */
@@ -83,14 +101,7 @@ export const FarmConfigSchema = z.object({
   /** How long a confirmation of a destructive call stays valid (docs/farm.md, "Gating"). */
   confirmationTtlSeconds: z.number().int().min(30).max(3_600).default(300),
   shell: ShellLimitsSchema.default(ShellLimitsSchema.parse({})),
-  browser: z
-    .object({
-      /** A session nobody used for this long is closed. */
-      idleSeconds: z.number().int().min(5).max(3_600).default(300),
-      maxSessions: z.number().int().min(1).max(64).default(4),
-      maxSessionsPerUser: z.number().int().min(1).max(16).default(2),
-    })
-    .default({ idleSeconds: 300, maxSessions: 4, maxSessionsPerUser: 2 }),
+  browser: BrowserLimitsSchema.default(BrowserLimitsSchema.parse({})),
 });
 
 export type FarmConfig = z.output<typeof FarmConfigSchema>;

@@ -8,6 +8,7 @@ import { AndroidFarm } from './android/android-farm.ts';
 import { FarmAudit } from './audit.ts';
 import { FarmConfirmations } from './confirmations.ts';
 import type { Farm } from './farm.ts';
+import { ProxyFarmDevices } from './farm-devices.ts';
 import { ShellSandbox } from './shell/shell-sandbox.ts';
 
 export interface RunningFarm extends Farm {
@@ -19,6 +20,7 @@ export function startFarm(config: FarmConfig, db: Database, logger: Logger): Run
   const shell = new ShellSandbox(config, farmLogger);
   return {
     config,
+    devices: new ProxyFarmDevices(config, db, farmLogger),
     confirmations: new FarmConfirmations(db, config.confirmationTtlSeconds),
     audit: new FarmAudit(db),
     shell,

@@ -9,15 +9,14 @@
 // over.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
+import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
 
-/** The forwarder's port on the sandbox's own loopback: what http_proxy names inside. */
-const SANDBOX_PROXY_PORT = 3128;
 const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 /** sh exits 128 + the signal number; 24 is SIGXCPU (RLIMIT_CPU's soft limit). */
 const EXIT_ON_SIGXCPU = 128 + 24;
@@ -108,41 +107,9 @@ function writeEtc(dir: string, caPem: string | undefined): void {
   writeFileSync(join(dir, 'ssl', 'certs', 'ca-certificates.crt'), `${bundle}\n${caPem ?? ''}`);
 }
 
-/** Unix socket → the caller's device port: the sandbox's only way out. */
-function startEgressBridge(socketPath: string, egress: FarmEgress): Promise<Server> {
-  // Half-open both ways: a client that shuts down its side still gets the whole answer.
-  const server = createServer({ allowHalfOpen: true }, (inside: Socket) => {
-    const outside = netConnect({
-      port: egress.proxyPort,
-      host: egress.proxyHost,
-      allowHalfOpen: true,
-    });
-    inside.on('error', () => outside.destroy());
-    outside.on('error', () => inside.destroy());
-    inside.pipe(outside).pipe(inside);
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, () => {
-      // The sandbox's uid must be able to connect; the directory is ours alone otherwise.
-      chmodSync(socketPath, 0o666);
-      resolve(server);
-    });
-  });
-}
-
 /** Waits for the forwarder's listening socket, then runs the command (in the sandbox's sh). */
 function proxiedScript(): string {
-  const hexPort = SANDBOX_PROXY_PORT.toString(16).toUpperCase().padStart(4, '0');
-  return [
-    `socat TCP-LISTEN:${SANDBOX_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:/run/farm/proxy.sock &`,
-    'i=0',
-    `while ! grep -q ':${hexPort} 00000000:0000 0A' /proc/net/tcp; do`,
-    '  i=$((i+1)); [ "$i" -gt 200 ] && { echo "farm: the proxy forwarder did not start" >&2; exit 125; }',
-    '  sleep 0.01',
-    'done',
-    'exec /bin/sh -c "$FARM_COMMAND"',
-  ].join('\n');
+  return [...forwarderStartLines(), 'exec /bin/sh -c "$FARM_COMMAND"'].join('\n');
 }
 
 export class ShellSandbox {

@@ -1,0 +1,188 @@
+// The farm's devices on the capture proxy (docs/farm.md "Devices"): every user has one device per
+// farm source, `cdp` for their farm browser and `farm` for their sandboxed shell, so what those
+// fetch lands in `entries` under a device of theirs. The device row is created as the user, under
+// RLS (it needs devices:edit like any other device); private.farm_devices marks it as the farm's,
+// which makes the proxy label its traffic with that source. Its port comes from the proxy's own
+// POST /allocate (002 §4.4), so the listener is up before anything is sent, with a certificate
+// bundle issued to the user for that one call and revoked right after.
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { FarmConfig } from '../config.ts';
+import type { ToolCall } from '../mcp/tool-definition.ts';
+import { ToolError } from '../mcp/tool-error.ts';
+import type { Database } from '../store/database.ts';
+import type { FarmCaptureSource, FarmDevices, FarmEgress } from './farm.ts';
+
+const DEVICE_NAMES: Record<FarmCaptureSource, string> = {
+  cdp: 'Farm browser',
+  farm: 'Farm shell',
+};
+
+/** /allocate answers are small; anything slower than this is a proxy in trouble. */
+const ALLOCATE_TIMEOUT_MS = 10_000;
+
+interface Bundle {
+  bundle_id: string;
+  password: string;
+  ca_certificate: string;
+}
+
+interface DevicePort {
+  port: number;
+  caCertificatePem: string;
+}
+
+export class ProxyFarmDevices implements FarmDevices {
+  private readonly config: FarmConfig;
+  private readonly db: Database;
+  private readonly logger: Logger;
+  /**
+   * Ports this process allocated, by device: the proxy keeps a device's port and reopens it when
+   * it restarts, so /allocate is needed once per device and process (a deleted device gets a new
+   * uuid, hence a new allocation).
+   */
+  private readonly ports = new Map<string, Promise<DevicePort>>();
+
+  constructor(config: FarmConfig, db: Database, logger: Logger) {
+    this.config = config;
+    this.db = db;
+    this.logger = logger;
+  }
+
+  async egressFor(call: ToolCall, source: FarmCaptureSource): Promise<FarmEgress> {
+    const managementUrl = this.config.proxyManagementUrl;
+    if (!managementUrl) {
+      throw new ToolError('unavailable', 'This farm has no capture proxy, so it has no network.');
+    }
+    const deviceUuid = await this.deviceOf(call, source);
+    let allocation = this.ports.get(deviceUuid);
+    if (!allocation) {
+      allocation = this.allocate(call, managementUrl, deviceUuid, source);
+      this.ports.set(deviceUuid, allocation);
+      // A failed allocation is tried again by the next call.
+      allocation.catch(() => this.ports.delete(deviceUuid));
+    }
+    const { port, caCertificatePem } = await allocation;
+    return { deviceUuid, proxyHost: this.config.proxyHost, proxyPort: port, caCertificatePem };
+  }
+
+  /**
+   * The caller's farm device for `source`, created on first use. One transaction under a lock per
+   * user and source, so two first calls at once make one device.
+   */
+  private deviceOf(call: ToolCall, source: FarmCaptureSource): Promise<string> {
+    const userId = call.caller.userId;
+    return this.db.transaction(async (client) => {
+      await client.query('select pg_advisory_xact_lock(hashtext($1))', [
+        `farm_device:${userId}:${source}`,
+      ]);
+      const { rows } = await client.query<{ device_uuid: string }>(
+        `select f.device_uuid from private.farm_devices f
+           join public.devices d on d.uuid = f.device_uuid
+          where d.owner_user_id = $1 and f.source = $2
+          order by f.created_at limit 1`,
+        [userId, source],
+      );
+      if (rows[0]) return rows[0].device_uuid;
+      const created = await insertDeviceAsCaller(client, call, DEVICE_NAMES[source]);
+      await client.query('insert into private.farm_devices (device_uuid, source) values ($1, $2)', [
+        created,
+        source,
+      ]);
+      this.logger.info({ deviceUuid: created, source, userId }, 'farm device created');
+      return created;
+    });
+  }
+
+  private async allocate(
+    call: ToolCall,
+    managementUrl: string,
+    deviceUuid: string,
+    source: FarmCaptureSource,
+  ): Promise<DevicePort> {
+    const bundle = await call.asCaller(async (client) => {
+      const { rows } = await client.query<{ bundle: Bundle }>(
+        'select public.issue_proxy_bundle($1) as bundle',
+        [`${DEVICE_NAMES[source]} port`],
+      );
+      return rows[0]?.bundle as Bundle;
+    });
+    try {
+      const response = await fetch(new URL('/allocate', managementUrl), {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${bundle.bundle_id}:${bundle.password}`).toString('base64')}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ uuid: deviceUuid, deviceName: DEVICE_NAMES[source] }),
+        signal: AbortSignal.timeout(ALLOCATE_TIMEOUT_MS),
+      }).catch((error: unknown) => {
+        throw new ToolError('unavailable', 'The capture proxy is unreachable; retry shortly.', {
+          cause: error,
+        });
+      });
+      const body = (await response.json().catch(() => ({}))) as {
+        port?: number;
+        error?: string;
+        message?: string;
+      };
+      if (response.status !== 200 || typeof body.port !== 'number') {
+        throw allocationError(response.status, body);
+      }
+      return { port: body.port, caCertificatePem: bundle.ca_certificate };
+    } finally {
+      // The bundle served this one call; nothing else may use its credentials.
+      await call
+        .asCaller((client) =>
+          client.query('select public.revoke_proxy_bundle($1)', [bundle.bundle_id]),
+        )
+        .catch((error: unknown) =>
+          this.logger.warn({ err: error, deviceUuid }, 'farm bundle not revoked'),
+        );
+    }
+  }
+}
+
+/**
+ * Inserts the device as the caller, exactly as PostgREST would (role authenticated and the token's
+ * claims: RLS, has_capability and the default owner apply), then returns to the owner role for
+ * the farm's own mark. A role without devices:edit gets a permission error that says why.
+ */
+async function insertDeviceAsCaller(
+  client: pg.PoolClient,
+  call: ToolCall,
+  name: string,
+): Promise<string> {
+  await client.query(
+    `select set_config('role', 'authenticated', true),
+            set_config('request.jwt.claims', $1, true)`,
+    [JSON.stringify(call.caller.claims)],
+  );
+  try {
+    const { rows } = await client.query<{ uuid: string }>(
+      `insert into public.devices (name, os) values ($1, 'linux') returning uuid`,
+      [name],
+    );
+    return rows[0]?.uuid as string;
+  } catch (error) {
+    if ((error as { code?: string }).code === '42501') {
+      throw new ToolError(
+        'permission_denied',
+        'The farm captures its traffic under a device of yours, and your role may not create ' +
+          'devices (devices:edit).',
+        { cause: error },
+      );
+    }
+    throw error;
+  } finally {
+    await client.query('reset role').catch(() => undefined);
+  }
+}
+
+function allocationError(status: number, body: { error?: string; message?: string }): ToolError {
+  const detail = body.message ?? body.error ?? `HTTP ${status}`;
+  if (status === 503 || status >= 500) {
+    return new ToolError('unavailable', `The capture proxy could not open a port: ${detail}`);
+  }
+  return new ToolError('failed', `The capture proxy refused the farm device: ${detail}`);
+}
