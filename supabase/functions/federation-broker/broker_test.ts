@@ -16,6 +16,7 @@ import { readConfig } from './config.ts';
 import { buildHandoffLink } from './handoff-link.ts';
 import { exchangeBodySchema, readJsonBody } from './request-body.ts';
 import { mintSession } from './session-minting.ts';
+import { sessionIdOf } from './session-recording.ts';
 import type { SupabaseApi } from './supabase-api.ts';
 import { isPublicPartnerHost } from './verify/partner-address.ts';
 import {
@@ -35,17 +36,74 @@ Deno.test('the iat window is [now - 120 s, now + 30 s], edges included', () => {
   assert(!isIatWithinWindow(NOW + 31, NOW_MS));
 });
 
+const CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+const UNBOUND = { required: false, codeChallenge: CHALLENGE };
+const BOUND = { required: true, codeChallenge: CHALLENGE };
+
 Deno.test('an hmac assertion verifies and yields the jti to burn until iat + 150 s', async () => {
   const payload = { sub: 'u1', email: 'u1@example.com', iat: NOW, jti: 'j1' };
   const signature = encodeBase64Url(await signHmacPayload('s3cret', payload));
-  const identity = await verifyHmacAssertion(payload, signature, 's3cret', NOW_MS);
+  const identity = await verifyHmacAssertion(payload, signature, 's3cret', NOW_MS, UNBOUND);
   assertEquals(identity.sub, 'u1');
   assertEquals(identity.jti?.expiresAt.getTime(), (NOW + 150) * 1000);
-  await rejects(() => verifyHmacAssertion(payload, signature, 'other', NOW_MS), BrokerError);
   await rejects(
-    () => verifyHmacAssertion({ ...payload, iat: NOW - 121 }, signature, 's3cret', NOW_MS),
+    () => verifyHmacAssertion(payload, signature, 'other', NOW_MS, UNBOUND),
     BrokerError,
   );
+  await rejects(
+    () => verifyHmacAssertion({ ...payload, iat: NOW - 121 }, signature, 's3cret', NOW_MS, UNBOUND),
+    BrokerError,
+  );
+});
+
+Deno.test('a client that binds the challenge refuses the four-field payload', async () => {
+  const payload = { sub: 'u1', email: 'u1@example.com', iat: NOW, jti: 'j1' };
+  const signature = encodeBase64Url(await signHmacPayload('s3cret', payload));
+  await rejects(
+    () => verifyHmacAssertion(payload, signature, 's3cret', NOW_MS, BOUND),
+    (error: unknown) => error instanceof BrokerError && error.code === 'access_denied',
+  );
+});
+
+Deno.test('a bound payload passes only with the /start challenge it was signed for', async () => {
+  const payload = {
+    sub: 'u1',
+    email: 'u1@example.com',
+    iat: NOW,
+    jti: 'j1',
+    code_challenge: CHALLENGE,
+  };
+  const signature = encodeBase64Url(await signHmacPayload('s3cret', payload));
+  assertEquals((await verifyHmacAssertion(payload, signature, 's3cret', NOW_MS, BOUND)).sub, 'u1');
+  // Unbound clients accept it too (a partner may sign the challenge before the switch)...
+  assertEquals(
+    (await verifyHmacAssertion(payload, signature, 's3cret', NOW_MS, UNBOUND)).sub,
+    'u1',
+  );
+  // ...but never with another challenge, bound client or not.
+  const other = { required: true, codeChallenge: `${CHALLENGE.slice(0, -1)}A` };
+  for (const binding of [other, { ...other, required: false }]) {
+    await rejects(
+      () => verifyHmacAssertion(payload, signature, 's3cret', NOW_MS, binding),
+      (error: unknown) => error instanceof BrokerError && error.code === 'access_denied',
+    );
+  }
+  // A challenge that is not a string, or a sixth key, is refused even when correctly signed.
+  for (const variant of [{ ...payload, code_challenge: 1 }, { ...payload, aud: 'x' }]) {
+    const signed = encodeBase64Url(await signHmacPayload('s3cret', variant));
+    await rejects(() => verifyHmacAssertion(variant, signed, 's3cret', NOW_MS, BOUND), BrokerError);
+  }
+});
+
+Deno.test('the session id is read from the minted access token, or not at all', () => {
+  const token = (claims: unknown) =>
+    `e30.${encodeBase64Url(new TextEncoder().encode(JSON.stringify(claims)))}.sig`;
+  const id = '6f1c2b3a-1d2e-4f5a-8b9c-0d1e2f3a4b5c';
+  assertEquals(sessionIdOf(token({ session_id: id })), id);
+  assertEquals(sessionIdOf(token({ session_id: 'not-a-uuid' })), undefined);
+  assertEquals(sessionIdOf(token({})), undefined);
+  assertEquals(sessionIdOf('not.a+jwt.at-all'), undefined);
+  assertEquals(sessionIdOf(''), undefined);
 });
 
 Deno.test('the client IP is read from the right of the trusted header, never the left', () => {

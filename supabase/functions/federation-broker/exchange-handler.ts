@@ -1,6 +1,6 @@
 // POST /exchange (000 §4.3): SHA-256 of the verifier must equal the stored challenge (000 §1
 // rule 3); the code is consumed by one atomic update (rule 4); then the account is chosen
-// (000 §4.5) and a real session minted (000 §2.5).
+// (000 §4.5) and a real session minted (000 §2.5), recorded for cascade revocation (issue 20).
 import { computeCodeChallenge, isValidCodeVerifier } from '../_shared/federation/pkce.ts';
 import { type AccountFacts, chooseAccount } from './account-choice.ts';
 import { settleAccount } from './account-provisioning.ts';
@@ -11,6 +11,7 @@ import { logEvent } from './log.ts';
 import { exchangeBodySchema, readJsonBody } from './request-body.ts';
 import { jsonResponse } from './responses.ts';
 import { mintSession } from './session-minting.ts';
+import { recordSession } from './session-recording.ts';
 import type { BrokerDeps } from './start-handler.ts';
 
 type ConsumeOutcome =
@@ -65,6 +66,7 @@ export async function handleExchange(
   const choice = chooseAccount(outcome);
   const account = await settleAccount(deps.api, subject, choice);
   const session = await mintSession(deps.api, account);
+  await recordSession(deps.api, subject, session);
   logEvent('handoff_exchanged', { client_id: outcome.client_id, account: choice.kind });
   return jsonResponse(200, {
     access_token: session.access_token,

@@ -30,6 +30,7 @@ interface ClientSettings {
   issuer: string | null;
   audience: string | null;
   emails_verified_by_partner: boolean;
+  hmac_binds_challenge: boolean;
   sealed_secret: string | null;
 }
 
@@ -76,7 +77,10 @@ async function verifyCredential(
     case 'hmac': {
       if (!client.sealed_secret) throw new BrokerError('access_denied', 'no secret minted');
       const secret = await deps.unsealer.unseal(client.sealed_secret);
-      return verifyHmacAssertion(body.payload, body.signature as string, secret, clock.now());
+      return verifyHmacAssertion(body.payload, body.signature as string, secret, clock.now(), {
+        required: client.hmac_binds_challenge === true,
+        codeChallenge: body.code_challenge,
+      });
     }
     case 'hosted_jwt':
       return verifyHostedJwt(

@@ -32,10 +32,31 @@ export class SupabaseApi {
     return this.call<T>(`/auth/v1${path}`, method, body, key);
   }
 
-  private async call<T>(path: string, method: string, body: unknown, key: string): Promise<T> {
+  /** POST /auth/v1/logout?scope=local with a user's own access token: ends that one session. */
+  async signOut(accessToken: string): Promise<void> {
+    await this.call<unknown>(
+      '/auth/v1/logout?scope=local',
+      'POST',
+      undefined,
+      this.config.anonKey,
+      accessToken,
+    );
+  }
+
+  private async call<T>(
+    path: string,
+    method: string,
+    body: unknown,
+    key: string,
+    bearer = key,
+  ): Promise<T> {
     const response = await fetch(`${this.config.supabaseUrl}${path}`, {
       method,
-      headers: { apikey: key, authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: {
+        apikey: key,
+        authorization: `Bearer ${bearer}`,
+        'content-type': 'application/json',
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(10_000),
     });

@@ -1,6 +1,7 @@
 // verify_mode hmac (000 §2.4, §4.1): signature = BASE64URL(HMAC-SHA256(secret, canonical(payload))),
 // compared in constant time; iat within [now - 120 s, now + 30 s]; the jti is burned by the
-// caller when the code is issued.
+// caller when the code is issued. A payload may also carry the /start request's code_challenge
+// (issue 20, reference A2), which clients onboarded with hmac_binds_challenge require.
 import { decodeBase64Url } from '../../_shared/federation/base64url.ts';
 import { canonicalJson } from '../../_shared/federation/canonical-json.ts';
 import { constantTimeEqual } from '../../_shared/federation/constant-time.ts';
@@ -13,6 +14,16 @@ export const IAT_MAX_SKEW_SECONDS = 30;
 const JTI_RETENTION_SECONDS = IAT_MAX_AGE_SECONDS + IAT_MAX_SKEW_SECONDS;
 
 const REQUIRED_KEYS = ['email', 'iat', 'jti', 'sub'] as const;
+/** 000 §2.4's four fields plus the challenge the assertion is bound to (sorted, as compared). */
+const BOUND_KEYS = ['code_challenge', 'email', 'iat', 'jti', 'sub'] as const;
+
+/** What binds an assertion to one PKCE pair: the client's setting and the /start challenge. */
+export interface ChallengeBinding {
+  /** The client's hmac_binds_challenge: the payload must carry code_challenge. */
+  required: boolean;
+  /** The code_challenge of the /start request the assertion came with. */
+  codeChallenge: string;
+}
 
 export async function signHmacPayload(secret: string, payload: unknown): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey(
@@ -41,18 +52,28 @@ export async function verifyHmacAssertion(
   signature: string,
   secret: string,
   nowMs: number,
+  binding: ChallengeBinding,
 ): Promise<PartnerIdentity> {
   // Reference A2: a flat object with exactly the known keys, so canonicalisation has one answer.
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
     throw new BrokerError('access_denied', 'hmac payload is not an object');
   }
   const record = payload as Record<string, unknown>;
-  const keys = Object.keys(record).sort();
-  if (keys.join(',') !== REQUIRED_KEYS.join(',')) {
+  const keys = Object.keys(record).sort().join(',');
+  const bound = keys === BOUND_KEYS.join(',');
+  if (!bound && keys !== REQUIRED_KEYS.join(',')) {
     throw new BrokerError(
       'access_denied',
-      'hmac payload keys are not exactly sub, email, iat, jti',
+      'hmac payload keys are not exactly sub, email, iat, jti (and code_challenge)',
     );
+  }
+  // A bound client refuses the four-field payload. Any client refuses a payload bound to another
+  // challenge, so a partner can sign the challenge before its client is switched to require it.
+  if (binding.required && !bound) {
+    throw new BrokerError('access_denied', 'hmac payload lacks code_challenge');
+  }
+  if (bound && record.code_challenge !== binding.codeChallenge) {
+    throw new BrokerError('access_denied', 'hmac payload bound to another code_challenge');
   }
   const { sub, email, iat, jti } = record;
   if (
