@@ -1,0 +1,437 @@
+// The Android app tools end to end: the official MCP SDK client with tokens from the real OAuth
+// flow, against the repo stack with its capture proxy and a farm whose adb server (Debian's, on a
+// private port) reaches the adb device double over loopback TCP. An APK is installed from a URL
+// (fetched through the proxy: the download is in entries) and from an upload, each confirmed;
+// listed; uninstalled. Refusals: callers without the farm capability, a device the caller may not
+// see, a device attached to another farm host, a bad APK, the device's own failure.
+import { createServer, type Server } from 'node:http';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdbDeviceDouble } from './helpers/adb-device-double.ts';
+import {
+  freeLoopbackPort,
+  type PrivateAdbServer,
+  startPrivateAdbServer,
+} from './helpers/adb-server.ts';
+import {
+  type ConnectedClient,
+  connectClient,
+  resultJson,
+  type ToolResult,
+} from './helpers/mcp-clients.ts';
+import { authorizeAndExchange, DEMO, useOAuthStack } from './helpers/oauth-stack.ts';
+import { buildTestApk } from './helpers/test-apk.ts';
+
+const FARM_HOST = 'farm-test-1';
+const adbPort = await freeLoopbackPort();
+// The stack's proxy refuses loopback destinations by default; this test serves its APK there.
+const LOOPBACK_ORIGINS = { proxyDestinations: ['public', '127.0.0.0/8', 'localhost'] };
+const stack = useOAuthStack({
+  proxy: true,
+  ...LOOPBACK_ORIGINS,
+  toolServerSettings: { farm: { enabled: true, adbServerPort: adbPort, hostName: FARM_HOST } },
+});
+
+const HELLO = { package: 'com.example.hello', versionCode: 3, versionName: '1.0.3' };
+const UPLOADED = { package: 'org.example.uploaded', versionCode: 12, versionName: '2.1' };
+const ADMIN_PHONE = 'a0000000-0000-4000-8000-00000000a0a1';
+const MEMBER_PHONE = 'a0000000-0000-4000-8000-00000000a0b1';
+const ELSEWHERE_PHONE = 'a0000000-0000-4000-8000-00000000a0c1';
+
+let db: pg.Client;
+let adb: PrivateAdbServer;
+let device: AdbDeviceDouble;
+let elsewhere: AdbDeviceDouble;
+let admin: ConnectedClient;
+let member: ConnectedClient;
+let viewer: ConnectedClient;
+let origin: Server;
+let originUrl = '';
+const apkDownloads: string[] = [];
+
+async function connectAs(login: { email: string; password: string }): Promise<ConnectedClient> {
+  const { access_token } = await authorizeAndExchange(stack(), login);
+  return connectClient('v2-modern', stack().mcpUrl, access_token);
+}
+
+/** Asks, checks the answer ran nothing and described what would, then confirms. */
+async function confirmed(
+  client: ConnectedClient,
+  tool: string,
+  args: Record<string, unknown>,
+  expectWouldRun: string[],
+): Promise<ToolResult> {
+  const first = await client.callTool(tool, args);
+  expect(first.isError).toBeFalsy();
+  const body = first.structuredContent as Record<string, unknown>;
+  expect(body.status).toBe('confirmation_required');
+  for (const part of expectWouldRun) expect(String(body.would_run)).toContain(part);
+  return client.callTool(tool, { ...args, confirmation: body.confirmation });
+}
+
+async function auditEvents(tool: string): Promise<string[]> {
+  const { rows } = await db.query<{ event: string }>(
+    'select event from public.farm_audit where tool = $1 order by id',
+    [tool],
+  );
+  return rows.map((row) => row.event);
+}
+
+async function userId(email: string): Promise<string> {
+  const { rows } = await db.query<{ id: string }>('select id from auth.users where email = $1', [
+    email,
+  ]);
+  return rows[0]?.id as string;
+}
+
+beforeAll(async () => {
+  db = new pg.Client({ connectionString: stack().dbUrl });
+  await db.connect();
+  device = await new AdbDeviceDouble().start();
+  elsewhere = await new AdbDeviceDouble().start();
+  adb = await startPrivateAdbServer(adbPort);
+  await adb.attach(device.serial);
+  await adb.attach(elsewhere.serial);
+
+  // Our devices rows: the admin's phone (the double) and the member's (a serial the adb server
+  // does not know) attached to this farm host, and a phone attached to another host.
+  await db.query(
+    `insert into public.devices (uuid, name, os, owner_user_id) values
+       ($1, 'Admin farm phone', 'android', $4), ($2, 'Member farm phone', 'android', $5),
+       ($3, 'Phone on another host', 'android', $4)`,
+    [
+      ADMIN_PHONE,
+      MEMBER_PHONE,
+      ELSEWHERE_PHONE,
+      await userId(DEMO.admin.email),
+      await userId(DEMO.member.email),
+    ],
+  );
+  await db.query(
+    `insert into public.farm_attached_devices (device_uuid, farm_host, serial) values
+       ($1, $4, $5), ($2, $4, 'member-phone-serial'), ($3, 'farm-test-2', $6)`,
+    [ADMIN_PHONE, MEMBER_PHONE, ELSEWHERE_PHONE, FARM_HOST, device.serial, elsewhere.serial],
+  );
+
+  const apk = buildTestApk(HELLO);
+  origin = createServer((request, response) => {
+    apkDownloads.push(request.url ?? '');
+    if (request.url?.startsWith('/apps/hello.apk')) {
+      response.writeHead(200, { 'content-type': 'application/vnd.android.package-archive' });
+      response.end(apk);
+    } else if (request.url === '/apps/moved.apk') {
+      response.writeHead(302, { location: '/apps/hello.apk?via=redirect' });
+      response.end();
+    } else if (request.url === '/apps/broken.apk') {
+      response.end('this is not an APK');
+    } else {
+      response.writeHead(404);
+      response.end();
+    }
+  });
+  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  originUrl = `http://127.0.0.1:${(origin.address() as { port: number }).port}`;
+
+  admin = await connectAs(DEMO.admin);
+  member = await connectAs(DEMO.member);
+  viewer = await connectAs(DEMO.viewer);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([admin?.close(), member?.close(), viewer?.close()]);
+  origin?.close();
+  await adb?.stop();
+  await device?.stop();
+  await elsewhere?.stop();
+  await db?.end();
+});
+
+const ANDROID_TOOLS = ['android_install_app', 'android_list_packages', 'android_uninstall_app'];
+
+describe('who may use the Android tools', () => {
+  it('lists the three tools for an admin (install and uninstall destructive) and none for others', async () => {
+    const tools = (await admin.listTools()) as Array<{
+      name: string;
+      annotations?: { destructiveHint?: boolean; readOnlyHint?: boolean };
+    }>;
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    for (const name of ANDROID_TOOLS) expect(byName.has(name)).toBe(true);
+    expect(byName.get('android_install_app')?.annotations?.destructiveHint).toBe(true);
+    expect(byName.get('android_uninstall_app')?.annotations?.destructiveHint).toBe(true);
+    expect(byName.get('android_list_packages')?.annotations?.readOnlyHint).toBe(true);
+    for (const client of [member, viewer]) {
+      const names = await client.listToolNames();
+      for (const name of ANDROID_TOOLS) expect(names).not.toContain(name);
+    }
+  });
+
+  it.each([
+    ['member', () => member],
+    ['viewer', () => viewer],
+  ])('refuses a %s on call, installs nothing and records the refusal', async (_role, client) => {
+    const before = device.services.length;
+    for (const [tool, args] of [
+      ['android_install_app', { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}/apps/hello.apk` }],
+      ['android_list_packages', { device_uuid: MEMBER_PHONE }],
+      ['android_uninstall_app', { device_uuid: MEMBER_PHONE, package: HELLO.package }],
+    ] as const) {
+      const result = await client().callTool(tool, args);
+      expect(result.isError).toBe(true);
+      expect(resultJson(result)).toMatchObject({ error: 'permission_denied' });
+    }
+    expect(device.services.length).toBe(before);
+    expect(await auditEvents('android_install_app')).toContain('refused');
+  });
+});
+
+describe('installing, listing and uninstalling on a farm device', () => {
+  it('installs from a URL fetched through the capture proxy, after confirmation', async () => {
+    const url = `${originUrl}/apps/hello.apk?build=${Date.now()}`;
+    const downloadsBefore = apkDownloads.length;
+    const args = { device_uuid: ADMIN_PHONE, apk_url: url };
+    const first = await admin.callTool('android_install_app', args);
+    // The first call ran nothing: no download, no adb.
+    expect(apkDownloads.length).toBe(downloadsBefore);
+    expect(device.packages.has(HELLO.package)).toBe(false);
+    const token = (first.structuredContent as { confirmation: string }).confirmation;
+    expect((first.structuredContent as { would_run: string }).would_run).toContain(url);
+
+    const result = await admin.callTool('android_install_app', { ...args, confirmation: token });
+    expect(result.isError).toBeFalsy();
+    const output = result.structuredContent as Record<string, unknown>;
+    expect(output).toMatchObject({
+      device_uuid: ADMIN_PHONE,
+      device_name: 'Admin farm phone',
+      serial: device.serial,
+      package: HELLO.package,
+      version_code: '3',
+      version_name: '1.0.3',
+      outcome: 'Success',
+      replace: false,
+      source: { url, bytes: buildTestApk(HELLO).length },
+    });
+    expect(device.packages.get(HELLO.package)).toEqual({
+      name: HELLO.package,
+      versionCode: 3,
+      versionName: '1.0.3',
+    });
+    expect(device.services.at(-1)).toMatch(/^exec:cmd package 'install' -S \d+$/);
+
+    // The download is captured: an entry for that URL under the caller's farm device, source farm.
+    const capturedUnder = String(output.captured_under_device_uuid);
+    let rows: Array<{ source: string; device_uuid: string; status: number }> = [];
+    for (let attempt = 0; attempt < 50 && rows.length === 0; attempt++) {
+      ({ rows } = await db.query(
+        `select payload ->> 'source' as source, device_uuid::text, status_code as status
+           from public.entries where url = $1`,
+        [url],
+      ));
+      if (rows.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(rows).toEqual([{ source: 'farm', device_uuid: capturedUnder, status: 200 }]);
+    expect(await auditEvents('android_install_app')).toEqual(
+      expect.arrayContaining(['asked', 'ran']),
+    );
+  });
+
+  it('does not accept a confirmation for another URL or twice', async () => {
+    const args = { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}/apps/hello.apk?a` };
+    const first = await admin.callTool('android_install_app', args);
+    const token = (first.structuredContent as { confirmation: string }).confirmation;
+    const other = await admin.callTool('android_install_app', {
+      ...args,
+      apk_url: `${originUrl}/apps/hello.apk?b`,
+      confirmation: token,
+    });
+    expect(other.isError).toBe(true);
+    expect(resultJson(other)).toMatchObject({ error: 'confirmation_refused' });
+  });
+
+  it("reports the device's refusal to install over an installed package, and replaces with replace", async () => {
+    const args = { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}/apps/moved.apk` };
+    const refused = await confirmed(admin, 'android_install_app', args, [ADMIN_PHONE]);
+    expect(refused.isError).toBe(true);
+    const body = resultJson(refused);
+    expect(body.error).toBe('failed');
+    expect(String(body.message)).toContain('INSTALL_FAILED_ALREADY_EXISTS');
+    expect(String(body.message)).toContain('replace: true');
+
+    const replaced = await confirmed(admin, 'android_install_app', { ...args, replace: true }, [
+      'adb install -r',
+    ]);
+    expect(replaced.isError).toBeFalsy();
+    expect(replaced.structuredContent).toMatchObject({
+      package: HELLO.package,
+      replace: true,
+      // The redirect was followed, through the proxy too.
+      source: { url: `${originUrl}/apps/hello.apk?via=redirect` },
+    });
+  });
+
+  it('installs an uploaded APK, after confirmation naming its hash', async () => {
+    const apk = buildTestApk(UPLOADED);
+    const result = await confirmed(
+      admin,
+      'android_install_app',
+      { device_uuid: ADMIN_PHONE, apk_base64: apk.toString('base64') },
+      ['uploaded APK', 'sha256'],
+    );
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      package: UPLOADED.package,
+      version_code: '12',
+      version_name: '2.1',
+      outcome: 'Success',
+      source: { url: null, bytes: apk.length },
+      captured_under_device_uuid: null,
+    });
+    expect(device.packages.has(UPLOADED.package)).toBe(true);
+  });
+
+  it('lists the installed packages without confirmation', async () => {
+    const result = await admin.callTool('android_list_packages', { device_uuid: ADMIN_PHONE });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      device_uuid: ADMIN_PHONE,
+      filter: 'third_party',
+      packages: [HELLO.package, UPLOADED.package],
+    });
+    const all = await admin.callTool('android_list_packages', {
+      device_uuid: ADMIN_PHONE,
+      filter: 'all',
+    });
+    expect((all.structuredContent as { packages: string[] }).packages).toContain('android');
+  });
+
+  it('uninstalls after confirmation; the package is then gone from the list', async () => {
+    const result = await confirmed(
+      admin,
+      'android_uninstall_app',
+      { device_uuid: ADMIN_PHONE, package: UPLOADED.package },
+      [UPLOADED.package, ADMIN_PHONE],
+    );
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({
+      package: UPLOADED.package,
+      outcome: 'Success',
+    });
+    expect(device.packages.has(UPLOADED.package)).toBe(false);
+    const listed = await admin.callTool('android_list_packages', { device_uuid: ADMIN_PHONE });
+    expect((listed.structuredContent as { packages: string[] }).packages).toEqual([HELLO.package]);
+
+    const again = await confirmed(
+      admin,
+      'android_uninstall_app',
+      { device_uuid: ADMIN_PHONE, package: UPLOADED.package },
+      [UPLOADED.package],
+    );
+    expect(again.isError).toBe(true);
+    expect(resultJson(again)).toMatchObject({ error: 'not_found' });
+  });
+});
+
+describe('refusals', () => {
+  it('refuses a bad APK with a clear error and installs nothing', async () => {
+    const before = device.services.length;
+    for (const args of [
+      { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}/apps/broken.apk` },
+      { device_uuid: ADMIN_PHONE, apk_base64: Buffer.from('not an apk at all').toString('base64') },
+      { device_uuid: ADMIN_PHONE, apk_base64: 'this is %% not base64' },
+    ]) {
+      const result = await confirmed(admin, 'android_install_app', args, []);
+      expect(result.isError).toBe(true);
+      const body = resultJson(result);
+      expect(body.error).toBe('invalid_arguments');
+      expect(String(body.message)).toMatch(/not a valid APK|not standard base64/);
+    }
+    expect(device.services.length).toBe(before);
+  });
+
+  it('refuses a missing page, a non-http URL and two sources without touching the device', async () => {
+    const before = device.services.length;
+    const missing = await confirmed(
+      admin,
+      'android_install_app',
+      { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}/apps/nothing.apk` },
+      [],
+    );
+    expect(resultJson(missing)).toMatchObject({ error: 'invalid_arguments' });
+    expect(String(resultJson(missing).message)).toContain('HTTP 404');
+    for (const args of [
+      { device_uuid: ADMIN_PHONE, apk_url: 'file:///etc/passwd' },
+      { device_uuid: ADMIN_PHONE },
+      { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}/apps/hello.apk`, apk_base64: 'AAAA' },
+    ]) {
+      // Arguments that cannot run are refused at once: nothing to confirm.
+      const result = await admin.callTool('android_install_app', args);
+      expect(result.isError).toBe(true);
+      expect(resultJson(result)).toMatchObject({ error: 'invalid_arguments' });
+    }
+    expect(device.services.length).toBe(before);
+  });
+
+  it("reports the device's own install failure with its reason", async () => {
+    device.failNextInstallWith = 'INSTALL_FAILED_INSUFFICIENT_STORAGE';
+    const result = await confirmed(
+      admin,
+      'android_install_app',
+      {
+        device_uuid: ADMIN_PHONE,
+        apk_base64: buildTestApk({ ...UPLOADED, versionCode: 13 }).toString('base64'),
+      },
+      [],
+    );
+    expect(result.isError).toBe(true);
+    expect(resultJson(result)).toMatchObject({ error: 'failed' });
+    expect(String(resultJson(result).message)).toContain(
+      `${UPLOADED.package} 2.1 (versionCode 13) on Admin farm phone (${device.serial}) failed: Failure [INSTALL_FAILED_INSUFFICIENT_STORAGE]`,
+    );
+    expect(device.packages.has(UPLOADED.package)).toBe(false);
+    expect(await auditEvents('android_install_app')).toContain('failed');
+  });
+
+  it('finds no device attached to another farm host, nor an unknown one', async () => {
+    for (const uuid of [ELSEWHERE_PHONE, 'a0000000-0000-4000-8000-0000000000ff']) {
+      const result = await admin.callTool('android_list_packages', { device_uuid: uuid });
+      expect(result.isError).toBe(true);
+      expect(resultJson(result)).toMatchObject({ error: 'not_found' });
+    }
+    expect(elsewhere.services).toEqual([]);
+  });
+
+  it('reports a device the adb server does not have as unavailable', async () => {
+    const result = await admin.callTool('android_list_packages', { device_uuid: MEMBER_PHONE });
+    expect(result.isError).toBe(true);
+    expect(resultJson(result)).toMatchObject({ error: 'unavailable' });
+  });
+
+  it('finds no device of another user for a member granted the farm', async () => {
+    // The member gets farm:edit through a role of their own: the gate lets them through, and
+    // the lookup as the caller (RLS on devices) still finds nothing of the admin's.
+    await db.query(
+      `with role as (insert into public.roles (slug, name) values ('farm_test', 'Farm test')
+                     returning id),
+            cap as (insert into public.role_capabilities (role_id, section, action)
+                    select id, 'farm', 'edit' from role)
+       insert into public.user_roles (user_id, role_id) select $1, id from role`,
+      [await userId(DEMO.member.email)],
+    );
+    const farmer = await connectAs(DEMO.member);
+    try {
+      expect(await farmer.listToolNames()).toEqual(expect.arrayContaining(ANDROID_TOOLS));
+      const result = await farmer.callTool('android_list_packages', { device_uuid: ADMIN_PHONE });
+      expect(result.isError).toBe(true);
+      expect(resultJson(result)).toMatchObject({ error: 'not_found' });
+      const uninstall = await confirmed(
+        farmer,
+        'android_uninstall_app',
+        { device_uuid: ADMIN_PHONE, package: HELLO.package },
+        [],
+      );
+      expect(resultJson(uninstall)).toMatchObject({ error: 'not_found' });
+      expect(device.packages.has(HELLO.package)).toBe(true);
+    } finally {
+      await farmer.close();
+    }
+  });
+});
