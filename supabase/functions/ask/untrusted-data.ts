@@ -19,7 +19,7 @@ export function createFence(): Fence {
     tag,
     wrap(source, text) {
       // Defence in depth: a lookalike of any fence tag inside the data is defused.
-      const defused = text.replace(/untrusted-data-/gi, 'untrusted_data_');
+      const defused = text.replace(/untrusted-data/gi, 'untrusted_data');
       return `<${tag} source="${source.replace(/[^a-z0-9_ -]/gi, '')}">\n${defused}\n</${tag}>`;
     },
   };

@@ -22,6 +22,8 @@ export const DEMO = {
 export const MEMBER_DEVICE = 'd0000000-0000-4000-8000-000000000001';
 export const ADMIN_DEVICE = 'd0000000-0000-4000-8000-000000000004';
 export const PING_MS = 150;
+/** The dashboard origin answers link rows to (ASSISTANT_DASHBOARD_URL). */
+export const DASHBOARD_URL = 'https://dashboard.test';
 
 export interface AskStack {
   stack: RunningStack;
@@ -53,6 +55,7 @@ export function useAskStack(secrets: Record<string, string> = {}): () => AskStac
         ASSISTANT_MODEL_RETRIES: '0',
         ASSISTANT_WEB_SEARCH: '0',
         ASSISTANT_RATE_PER_MINUTE: '1000',
+        ASSISTANT_DASHBOARD_URL: DASHBOARD_URL,
         ...secrets,
       },
     });
