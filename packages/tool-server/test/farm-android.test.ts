@@ -29,7 +29,15 @@ const LOOPBACK_ORIGINS = { proxyDestinations: ['public', '127.0.0.0/8', 'localho
 const stack = useOAuthStack({
   proxy: true,
   ...LOOPBACK_ORIGINS,
-  toolServerSettings: { farm: { enabled: true, adbServerPort: adbPort, hostName: FARM_HOST } },
+  toolServerSettings: {
+    farm: {
+      enabled: true,
+      adbServerPort: adbPort,
+      hostName: FARM_HOST,
+      // Small enough to test the cap with a few KiB; the test APKs are under 1 KiB.
+      android: { packageMaxBytes: 4096 },
+    },
+  },
 });
 
 const HELLO = { package: 'com.example.hello', versionCode: 3, versionName: '1.0.3' };
@@ -122,6 +130,15 @@ beforeAll(async () => {
     } else if (request.url === '/apps/moved.apk') {
       response.writeHead(302, { location: '/apps/hello.apk?via=redirect' });
       response.end();
+    } else if (request.url === '/apps/to-file.apk') {
+      response.writeHead(302, { location: 'file:///etc/passwd' });
+      response.end();
+    } else if (request.url === '/apps/big.apk') {
+      response.end(Buffer.alloc(5000));
+    } else if (request.url === '/apps/big-chunked.apk') {
+      // No Content-Length: the cap is enforced while the body streams.
+      response.write(Buffer.alloc(3000));
+      response.end(Buffer.alloc(3000));
     } else if (request.url === '/apps/broken.apk') {
       response.end('this is not an APK');
     } else {
@@ -232,6 +249,16 @@ describe('installing, listing and uninstalling on a farm device', () => {
     expect(await auditEvents('android_install_app')).toEqual(
       expect.arrayContaining(['asked', 'ran']),
     );
+    const { rows: audit } = await db.query<{ outcome: Record<string, unknown> }>(
+      `select outcome from public.farm_audit
+        where tool = 'android_install_app' and event = 'ran' order by id desc limit 1`,
+    );
+    expect(audit[0]?.outcome).toMatchObject({
+      status: 'ok',
+      package: HELLO.package,
+      version_code: '3',
+      outcome: 'Success',
+    });
   });
 
   it('does not accept a confirmation for another URL or twice', async () => {
@@ -357,6 +384,20 @@ describe('refusals', () => {
     );
     expect(resultJson(missing)).toMatchObject({ error: 'invalid_arguments' });
     expect(String(resultJson(missing).message)).toContain('HTTP 404');
+    for (const [path, message] of [
+      ['/apps/to-file.apk', 'redirected to file:///etc/passwd'],
+      ['/apps/big.apk', 'larger than 4096 bytes'],
+      ['/apps/big-chunked.apk', 'larger than 4096 bytes'],
+    ]) {
+      const result = await confirmed(
+        admin,
+        'android_install_app',
+        { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}${path}` },
+        [],
+      );
+      expect(resultJson(result)).toMatchObject({ error: 'invalid_arguments' });
+      expect(String(resultJson(result).message)).toContain(message);
+    }
     for (const args of [
       { device_uuid: ADMIN_PHONE, apk_url: 'file:///etc/passwd' },
       { device_uuid: ADMIN_PHONE },
