@@ -14,8 +14,18 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       '--detach          run in the background, logging to <data-dir>/stack.log',
       '--free-ports      pick free ports instead of 54321-54325, 8888 and 8889',
       '--data-dir DIR    where the database, mail and state live (default: .stack)',
+      '--log-format FMT  pretty (notable events, on a terminal) or json (every line; the default',
+      '                  off a terminal); full logs always go to <data-dir>/logs/<service>.log',
     ],
     example: 'npm run stack -- up --detach',
+  },
+  logs: {
+    summary: "Show the services' logs (all, or one service), like `docker compose logs`.",
+    options: [
+      '-f, --follow      keep printing new lines until Ctrl-C',
+      '--data-dir DIR    the stack whose logs to read (default: .stack)',
+    ],
+    example: 'npm run stack -- logs postgres --follow',
   },
   down: {
     summary: 'Stop a stack started with --detach.',

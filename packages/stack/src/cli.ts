@@ -1,18 +1,27 @@
 #!/usr/bin/env node
-// `npm run stack -- <command>`: up [--detach] [--free-ports] [--data-dir DIR] | down | status [-o json|env]
-// | reset | mail [--to EMAIL] | check | help [command]. See docs/local-stack.md. User errors print
+// `npm run stack -- <command>`: up [--detach] [--free-ports] [--data-dir DIR] [--log-format F] | down
+// | status [-o json|env] | logs [service] [-f] | reset | mail [--to EMAIL] | check | help [command]. See docs/local-stack.md. User errors print
 // one line and the usage (exit 2), never a stack trace; unexpected faults one line and a file.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { readMailbox } from './auth/mailbox.ts';
 import { COMMAND_HELP, commandUsage, generalUsage } from './cli-usage.ts';
 import { runDatabaseChecks } from './db-checks.ts';
 import { readDemoLogins } from './demo-logins.ts';
 import { StackError } from './errors.ts';
+import { showLogs } from './logging/log-reader.ts';
+import { createStackLogger, type LogFormat } from './logging/stack-logger.ts';
 import { REPO_ROOT, startStack } from './stack.ts';
 import { readLiveState, removeState, waitForExit, writeState } from './state-file.ts';
 import { formatEnv, formatPretty, type StatusVariables } from './status-variables.ts';
@@ -30,6 +39,8 @@ function parseCommandLine() {
         'data-dir': { type: 'string' },
         output: { type: 'string', short: 'o', default: 'pretty' },
         to: { type: 'string' },
+        follow: { type: 'boolean', short: 'f', default: false },
+        'log-format': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -82,7 +93,11 @@ async function up(): Promise<void> {
   const stack = await startStack({
     dataDir,
     ports: values['free-ports'] ? 'free' : 'config',
-    logger: pino({ level: process.env.LOG_LEVEL ?? 'info' }),
+    logger: createStackLogger({
+      dataDir,
+      format: logFormat(),
+      level: process.env.LOG_LEVEL ?? 'info',
+    }),
   });
   writeState(dataDir, {
     pid: process.pid,
@@ -107,6 +122,7 @@ async function up(): Promise<void> {
 async function upDetached(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const logFile = join(dataDir, 'stack.log');
+  const logStart = existsSync(logFile) ? statSync(logFile).size : 0;
   const output = openSync(logFile, 'a');
   const args = [
     process.argv[1] as string,
@@ -130,10 +146,41 @@ async function upDetached(): Promise<void> {
       );
       return;
     }
-    if (child.exitCode !== null) break;
+    if (child.exitCode !== null) {
+      // The background process printed why, as one `stack: …` line, into the log: say it here.
+      const said = readFileSync(logFile, 'utf8')
+        .slice(logStart)
+        .split('\n')
+        .filter((line) => line.startsWith('stack: '));
+      if (said.length > 0) {
+        console.error(said.join('\n'));
+        process.exit(1);
+      }
+      throw new StackError('process_exited', `the stack exited while starting; see ${logFile}`);
+    }
     await new Promise((done) => setTimeout(done, 200));
   }
-  throw new StackError('start_timeout', `the stack did not start; see ${logFile}`);
+  throw new StackError('start_timeout', `the stack did not start within 180 s; see ${logFile}`);
+}
+
+/** Human lines on a terminal, JSON lines for machines (issue 20). */
+function logFormat(): LogFormat {
+  const chosen = values['log-format'];
+  if (chosen === 'pretty' || chosen === 'json') return chosen;
+  return process.stdout.isTTY ? 'pretty' : 'json';
+}
+
+async function logs(): Promise<void> {
+  const controller = new AbortController();
+  process.once('SIGINT', () => controller.abort());
+  await showLogs({
+    dataDir,
+    service: positionals[1],
+    follow: values.follow,
+    colorize: process.stdout.isTTY === true,
+    write: (text) => process.stdout.write(text),
+    signal: controller.signal,
+  });
 }
 
 async function down(): Promise<void> {
@@ -202,6 +249,7 @@ const commands: Record<string, () => void | Promise<void>> = {
   up,
   down,
   status,
+  logs,
   reset,
   mail,
   check,
@@ -211,8 +259,12 @@ const commands: Record<string, () => void | Promise<void>> = {
 /** Argument checks no parser does: the command exists, values are in range. */
 function checkCommandLine(): void {
   if (!COMMAND_HELP[command]) failUsage(`unknown command ${command}`);
-  if (positionals.length > (command === 'help' ? 2 : 1)) {
+  if (positionals.length > (command === 'help' || command === 'logs' ? 2 : 1)) {
     failUsage(`${command} takes no argument ${positionals.at(-1)}`, commandUsage(command));
+  }
+  const format = values['log-format'];
+  if (format !== undefined && format !== 'pretty' && format !== 'json') {
+    failUsage(`--log-format must be pretty or json, not ${format}`, commandUsage('up'));
   }
   if (!['pretty', 'json', 'env'].includes(values.output)) {
     failUsage(`--output must be pretty, json or env, not ${values.output}`, commandUsage('status'));

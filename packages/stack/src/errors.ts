@@ -3,6 +3,7 @@
 export type StackErrorCode =
   | 'missing_dependency'
   | 'port_in_use'
+  | 'data_dir_unreachable'
   | 'start_timeout'
   | 'process_exited'
   | 'migration_failed'

@@ -1,6 +1,7 @@
 // Port helpers: a free loopback port for throwaway stacks, and a readiness wait for services.
 import { connect, createServer } from 'node:net';
 import { StackError } from './errors.ts';
+import { portTakenError } from './port-holders.ts';
 
 export async function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -59,13 +60,7 @@ export async function isPortOpen(port: number, host = '127.0.0.1'): Promise<bool
 
 /** Fails fast with a clear message when a fixed port (54321, 54322, …) is taken. */
 export async function assertPortFree(port: number, what: string): Promise<void> {
-  if (await isPortOpen(port)) {
-    throw new StackError(
-      'port_in_use',
-      `port ${port} (${what}) is already in use: stop whatever listens there, or run ` +
-        '`npm run stack -- down` if it is an earlier stack',
-    );
-  }
+  if (await isPortOpen(port)) throw portTakenError(port, what);
 }
 
 /** Polls `probe` until it resolves true or the deadline passes. */

@@ -22,6 +22,7 @@ import { startGateway } from './gateway/gateway.ts';
 import { createProjectKeys, type ProjectKeys } from './keys.ts';
 import { assertPortFree, findFreePort, findFreePortRange } from './ports.ts';
 import { startCluster } from './postgres/cluster.ts';
+import { notable } from './logging/stack-logger.ts';
 import { applyMigrations, applyPlatformBootstrap, applySeed } from './postgres/schema-setup.ts';
 import { startPostgrest } from './postgrest.ts';
 import { loadProjectConfig } from './project-config.ts';
@@ -252,12 +253,20 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   };
   try {
     const cluster = await startCluster({
+  // Each service the stack starts: one notable line when it is up and one when it has stopped.
+  const owned = (name: string, where: string, stopOne: () => Promise<void>) => {
+    logger.info(notable(name), `started ${where}`);
+    stoppers.push(async () => {
+      await stopOne();
+      logger.info(notable(name), 'stopped');
+    });
+  };
       dataDir,
       port: ports.db,
       logger,
       ephemeral: options.ephemeral,
     });
-    stoppers.push(cluster.stop);
+    owned('postgres', `on 127.0.0.1:${ports.db}`, cluster.stop);
     await applyPlatformBootstrap(cluster.url);
     await applyMigrations(projectDir, cluster.url, logger);
     if (cluster.created && options.seed !== false) await applySeed(projectDir, cluster.url, logger);
@@ -277,7 +286,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
         SUPABASE_SECRET_KEYS: JSON.stringify({ default: keys.secretKey }),
       },
     });
-    stoppers.push(() => functions.stopAll());
+    owned('functions', 'behind /functions/v1', () => functions.stopAll());
     const [postgrest, auth] = await Promise.all([
       startPostgrest({
         dbPort: ports.db,
@@ -301,9 +310,10 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       }),
       functions.startAll(),
     ]);
-    stoppers.push(postgrest.stop, auth.stop);
+    owned('postgrest', `on 127.0.0.1:${ports.rest}`, postgrest.stop);
+    owned('auth', `on 127.0.0.1:${ports.auth}`, auth.stop);
     const realtime = await startRealtime({ dbUrl: cluster.url, jwtSecret: keys.jwtSecret, logger });
-    stoppers.push(realtime.stop);
+    owned('realtime', 'on the gateway', realtime.stop);
     const gateway = await startGateway({
       port: ports.api,
       keys,
@@ -313,7 +323,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       realtime,
       logger,
     });
-    stoppers.push(gateway.stop);
+    owned('gateway', `at ${apiUrl}`, gateway.stop);
     let proxy: RunningDaemon | undefined;
     if (withProxy) {
       proxy = await startProxyDaemon(
@@ -332,7 +342,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
         },
         logger,
       );
-      stoppers.push(proxy.stop);
+      owned('proxy', `on 127.0.0.1:${ports.proxy} (management ${ports.proxyManagement})`, proxy.stop);
     }
     let toolServer: RunningToolServer | undefined;
     if (withToolServer) {
@@ -365,14 +375,14 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
         },
         logger,
       );
-      stoppers.push(toolServer.stop);
+      owned('tool-server', `at ${mcpUrl} and ${mcpLegacyUrl}`, toolServer.stop);
       const dashboard = await startDashboardServer({
         port: ports.dashboard,
         host: '127.0.0.1',
         config: { supabaseUrl: apiUrl, supabasePublishableKey: keys.publishableKey, mcpUrl },
         logger,
       });
-      stoppers.push(dashboard.stop);
+      owned('dashboard', `at ${dashboardUrl}`, dashboard.stop);
     }
     const status = await startStatusService({
       dbUrl: cluster.url,
@@ -386,7 +396,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       intervalMs: options.statusIntervalMs,
       logger,
     });
-    stoppers.push(status.stop);
+    owned('status', 'probing every component', status.stop);
 
     const stack: RunningStack = {
       projectDir,

@@ -10,6 +10,7 @@ import { StackError } from '../errors.ts';
 import { ManagedProcess } from '../managed-process.ts';
 import { waitUntil } from '../ports.ts';
 import { locatePostgresBinaries, resolveServerUser } from './binaries.ts';
+import { assertServerUserReaches } from './data-dir-access.ts';
 
 /** The superuser password of the local stack, as the Supabase CLI's (`postgres`). */
 export const POSTGRES_PASSWORD = 'postgres';
@@ -66,6 +67,7 @@ function initializeCluster(pgDir: string, options: ClusterOptions): void {
   mkdirSync(pgDir, { recursive: true, mode: 0o700 });
   // The parent must be traversable by the server user when a root caller made it.
   chmodSync(options.dataDir, 0o755);
+  if (user) assertServerUserReaches(options.dataDir, user, 'postgres');
   const passwordFile = join(options.dataDir, '.pwfile');
   writeFileSync(passwordFile, `${POSTGRES_PASSWORD}\n`, { mode: 0o644 });
   if (user) chownSync(pgDir, user.uid, user.gid);

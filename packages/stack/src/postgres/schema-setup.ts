@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { StackError } from '../errors.ts';
+import { notable } from '../logging/stack-logger.ts';
 
 const BOOTSTRAP_SQL = join(dirname(fileURLToPath(import.meta.url)), 'bootstrap.sql');
 
@@ -78,6 +79,11 @@ export async function applyMigrations(
     );
   }
   logger.info({ component: 'migrations' }, result.stdout.trim() || 'migrations up to date');
+  const applied = `${result.stdout}${result.stderr}`.match(/^Applying migration /gm)?.length ?? 0;
+  logger.info(
+    notable('migrations'),
+    applied > 0 ? `applied ${applied} migration${applied === 1 ? '' : 's'}` : 'up to date',
+  );
 }
 
 export async function applySeed(projectDir: string, url: string, logger: Logger): Promise<void> {
@@ -90,5 +96,5 @@ export async function applySeed(projectDir: string, url: string, logger: Logger)
       cause: error,
     });
   }
-  logger.info({ component: 'migrations' }, 'seed.sql applied');
+  logger.info(notable('migrations'), 'seed.sql applied');
 }
