@@ -398,6 +398,18 @@ describe('refusals', () => {
       expect(resultJson(result)).toMatchObject({ error: 'invalid_arguments' });
       expect(String(resultJson(result).message)).toContain(message);
     }
+    // One byte over the upload cap (3 MiB less 64 KiB), still inside the transport's 4 MiB body.
+    const oversized = await confirmed(
+      admin,
+      'android_install_app',
+      {
+        device_uuid: ADMIN_PHONE,
+        apk_base64: Buffer.alloc(3 * 1024 * 1024 - 64 * 1024 + 1).toString('base64'),
+      },
+      [],
+    );
+    expect(resultJson(oversized)).toMatchObject({ error: 'invalid_arguments' });
+    expect(String(resultJson(oversized).message)).toContain('larger than');
     for (const args of [
       { device_uuid: ADMIN_PHONE, apk_url: 'file:///etc/passwd' },
       { device_uuid: ADMIN_PHONE },

@@ -23,8 +23,12 @@ import {
   writeUploadedPackage,
 } from './package-file.ts';
 
-/** Uploads travel base64 inside one JSON-RPC body, held in memory: kept well under downloads. */
-export const MAX_UPLOAD_BYTES = 32 * 1024 * 1024;
+/**
+ * Uploads travel base64 inside one JSON-RPC body, which the MCP SDK's transport refuses over
+ * 4 MiB (`Payload Too Large`): 3 MiB less 64 KiB of APK leaves room for the base64 growth (4/3)
+ * and the envelope. Larger APKs go by URL.
+ */
+export const MAX_UPLOAD_BYTES = 3 * 1024 * 1024 - 64 * 1024;
 export const MAX_UPLOAD_BASE64_CHARS = Math.ceil(MAX_UPLOAD_BYTES / 3) * 4 + 1024;
 
 export interface FarmDevice {

@@ -30,7 +30,7 @@ export const androidInstallApp = defineTool({
   description:
     'Installs an APK on a farm Android device through adb: from apk_url (http/https, fetched ' +
     'through the capture proxy, so the download is captured under your farm device) or from ' +
-    'apk_base64 (an upload, at most 32 MiB). The package name, versionCode and versionName are ' +
+    'apk_base64 (an upload, under 3 MiB; larger APKs go by URL). The package name, versionCode and versionName are ' +
     "read from the APK before installing; answers them and the device's outcome. Must be confirmed.",
   input: z.object({
     device_uuid: deviceUuid,
