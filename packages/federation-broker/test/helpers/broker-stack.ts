@@ -83,6 +83,7 @@ export interface ClientFields {
   exchange_limit_per_minute?: number;
   ip_limit_per_minute?: number;
   emails_verified_by_partner?: boolean;
+  hmac_binds_challenge?: boolean;
 }
 
 /** Onboards a client as the service role; returns the answer (with hmac_secret when minted). */
