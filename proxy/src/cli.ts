@@ -17,7 +17,10 @@ Runs the capture proxy. Settings come from the environment (docs/proxy.md):
   PROXY_DOMAIN             PAC host names (default proxy.localhost)
   PROXY_DEVICE_PORTS       device port pool (default 20000-20999)
   PROXY_ALLOWLIST          client addresses allowed (default 127.0.0.0/8,::1/128)
-  PROXY_DESTINATIONS       CIDRs and host patterns the proxy may reach (default any)
+  PROXY_DESTINATIONS       CIDRs, host patterns and 'public' the proxy may reach (default public:
+                           no loopback, private, link-local or metadata addresses)
+  PROXY_PORTS_PER_ACCOUNT  device ports one account may hold (default 20)
+  PROXY_ALLOCATE_FAILURES_PER_MINUTE  failed /allocate calls per address and minute (default 30)
   PROXY_PASSTHROUGH_HOSTS  hosts never intercepted (default none)
   PROXY_BODY_CAP           bytes of each body kept (default 1048576)
   PROXY_HTTP2              on or off (default on)

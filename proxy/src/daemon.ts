@@ -7,6 +7,8 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { CaptureWriter } from './capture/capture-writer.ts';
+import { DEFAULT_ALLOCATE_FAILURES_PER_MINUTE } from './devices/allocate-limiter.ts';
+import { DEFAULT_PORTS_PER_ACCOUNT } from './devices/device-registry.ts';
 import { type RunningProxy, startProxy } from './proxy-server.ts';
 import { loadOrCreateCertificateAuthority } from './tls/certificate-authority.ts';
 
@@ -25,8 +27,12 @@ export interface DaemonConfig {
   http2: boolean;
   /** Extra PEM roots for origin certificates (tests, private CAs). */
   upstreamCa?: string[];
-  /** Destinations the proxy may reach; unset means any (PROXY_DESTINATIONS). */
+  /** Destinations the proxy may reach; unset means `public` (PROXY_DESTINATIONS). */
   destinations?: string[];
+  /** Device ports one account may hold (PROXY_PORTS_PER_ACCOUNT, default 20). */
+  portsPerAccount?: number;
+  /** Failed /allocate calls per client address and minute (default 30). */
+  allocateFailuresPerMinute?: number;
 }
 
 export interface RunningDaemon {
@@ -62,6 +68,12 @@ const EnvironmentConfig = z.object({
     .default(1024 * 1024),
   PROXY_HTTP2: z.enum(['on', 'off']).default('on'),
   PROXY_DESTINATIONS: z.string().optional(),
+  PROXY_PORTS_PER_ACCOUNT: z.coerce.number().int().min(1).default(DEFAULT_PORTS_PER_ACCOUNT),
+  PROXY_ALLOCATE_FAILURES_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(DEFAULT_ALLOCATE_FAILURES_PER_MINUTE),
   PROXY_UPSTREAM_CA_FILE: z.string().optional(),
 });
 
@@ -82,6 +94,8 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
     http2: parsed.PROXY_HTTP2 === 'on',
     destinations:
       parsed.PROXY_DESTINATIONS === undefined ? undefined : list(parsed.PROXY_DESTINATIONS),
+    portsPerAccount: parsed.PROXY_PORTS_PER_ACCOUNT,
+    allocateFailuresPerMinute: parsed.PROXY_ALLOCATE_FAILURES_PER_MINUTE,
     upstreamCa: parsed.PROXY_UPSTREAM_CA_FILE
       ? [readFileSync(parsed.PROXY_UPSTREAM_CA_FILE, 'utf8')]
       : undefined,
@@ -117,7 +131,13 @@ export async function startProxyDaemon(
       http2: config.http2,
       upstreamCa: config.upstreamCa,
       destinations: config.destinations,
-      devices: { pool, proxyDomain: config.proxyDomain, portRange: config.portRange },
+      devices: {
+        pool,
+        proxyDomain: config.proxyDomain,
+        portRange: config.portRange,
+        portsPerAccount: config.portsPerAccount,
+        allocateFailuresPerMinute: config.allocateFailuresPerMinute,
+      },
       logger,
     });
     logger.info(

@@ -2,7 +2,7 @@
 // never forwarded (002 §4.3): its domain and any `<label>.{proxy_domain}`, and a listening port
 // on any address that reaches this host — loopback (all of 127/8 and ::1), the wildcard
 // addresses, IPv4-mapped forms, and every interface address — with or without a trailing dot.
-import dns from 'node:dns';
+import type dns from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { pacSubdomain } from './devices/pac.ts';
@@ -34,25 +34,27 @@ function reachesThisHost(host: string, bindHost: string): boolean {
 }
 
 /**
- * For a destination on one of the proxy's ports: a DNS lookup that refuses a name resolving to
- * this host (a hostname, `*.nip.io`, a name pointed here on purpose), so such a request is never
- * forwarded to the proxy itself. Undefined (the default lookup) for any other port.
+ * For a destination on one of the proxy's ports: `lookup` (the destination policy's) that also
+ * refuses a name resolving to this host (a hostname, `*.nip.io`, a name pointed here on purpose),
+ * so such a request is never forwarded to the proxy itself. `lookup` alone for any other port.
  */
 export function lookupRefusingSelf(
   port: number,
   context: { bindHost: string; listening(port: number): boolean },
-): LookupFunction | undefined {
-  if (!context.listening(port)) return undefined;
+  lookup: LookupFunction,
+): LookupFunction {
+  if (!context.listening(port)) return lookup;
   const bindHost = normalizeHost(context.bindHost);
   const refuse = (address: string) => reachesThisHost(normalizeHost(address), bindHost);
   return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
-      if (addresses.some((entry) => refuse(entry.address))) {
+      const entries = addresses as unknown as dns.LookupAddress[];
+      if (entries.some((entry) => refuse(entry.address))) {
         return callback(new Error('the destination is this proxy'), '', 0);
       }
-      if (options.all) return callback(null, addresses as never);
-      const first = addresses[0] as dns.LookupAddress;
+      if (options.all) return callback(null, entries as never);
+      const first = entries[0] as dns.LookupAddress;
       callback(null, first.address, first.family);
     });
   };

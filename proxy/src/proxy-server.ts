@@ -4,6 +4,9 @@
 // (proxy-anchors §2.5: 50 listeners cost 5 ms and no memory this way); decrypted h2 connections
 // go to one shared HTTP/2 server. Management URLs are answered locally on every listener and for
 // every client; egress is limited to the source-IP allowlist (others get 403, nothing leaves).
+// Traffic attributed to a device must prove it is that device (port-guard.ts: 407/403 otherwise)
+// and may reach only destinations the policy allows (destination-policy.ts: 403 otherwise); both
+// are refused before anything is forwarded or captured (issue 21).
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import https from 'node:https';
@@ -22,7 +25,9 @@ import {
   sessionInfo,
 } from './connection-info.ts';
 import { DestinationPolicy } from './destination-policy.ts';
+import { AllocateLimiter } from './devices/allocate-limiter.ts';
 import { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
+import { PortGuard } from './devices/port-guard.ts';
 import { type ForwardContext, forwardHttp } from './http/forward-http.ts';
 import { absoluteTarget, acceptableHost, tunnelTarget } from './http/request-target.ts';
 import { openTunnel, type TunnelContext } from './http/tunnel.ts';
@@ -43,6 +48,10 @@ export interface DeviceOptions {
   portRange: PortRange;
   /** How often the port map is re-read (ports other daemons allocated). */
   refreshIntervalMs?: number;
+  /** Device ports one account may hold (default 20). */
+  portsPerAccount?: number;
+  /** Failed POST /allocate calls one client address may make per minute (default 30). */
+  allocateFailuresPerMinute?: number;
 }
 
 export interface ProxyOptions {
@@ -66,7 +75,7 @@ export interface ProxyOptions {
   http2?: boolean;
   /** Extra PEM roots trusted for origin certificates, beside Node's bundled roots. */
   upstreamCa?: string[];
-  /** Destinations the proxy may reach (CIDRs and host patterns); unset means any. */
+  /** Destinations the proxy may reach (CIDRs, host patterns, `public`); unset means `public`. */
   destinations?: string[];
   /** A connection or tunnel whose client sends nothing is closed after this (default 30 s). */
   firstByteTimeoutMs?: number;
@@ -105,9 +114,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     ? new DeviceRegistry({
         pool: options.devices.pool,
         range: options.devices.portRange,
+        portsPerAccount: options.devices.portsPerAccount,
         logger,
       })
     : undefined;
+  const portGuard = options.devices ? new PortGuard(options.devices.pool) : undefined;
   const proxyDomain = options.devices?.proxyDomain.toLowerCase();
 
   const forwarding: ForwardContext = {
@@ -127,7 +138,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     }),
     bodyCap: options.bodyCap ?? 1024 * 1024,
     deliver: (capture) => options.writer.enqueue(capture),
-    lookupFor: (port) => lookupRefusingSelf(port, ownAddress),
+    lookupFor: (port) => lookupRefusingSelf(port, ownAddress, destinations.lookup),
   };
 
   const listeners = new ListenerSet({
@@ -198,7 +209,19 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     ca: options.ca,
     leaves,
     passthrough,
-    devices: registry && proxyDomain ? { registry, proxyDomain, ensureListener } : undefined,
+    devices:
+      registry && proxyDomain && options.devices
+        ? {
+            registry,
+            proxyDomain,
+            ensureListener,
+            limiter: new AllocateLimiter(
+              options.devices.pool,
+              options.devices.allocateFailuresPerMinute,
+            ),
+            rebound: (deviceUuid: string) => portGuard?.forget(deviceUuid),
+          }
+        : undefined,
     listeningPorts: () => listeners.ports,
   };
 
@@ -242,6 +265,56 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       if (response.headersSent) response.destroy();
       else sendJson(response, 503, { error: 'unavailable', message: 'try again shortly' });
     });
+  };
+
+  type Refusal = { status: 403 | 407; message: string };
+  /**
+   * What is checked after the synchronous gates, before a request, tunnel or upgrade is
+   * forwarded: that traffic attributed to a device comes from that device (by port or SNI), then
+   * that the destination's resolved addresses are allowed.
+   */
+  const vet = async (
+    info: ConnectionInfo,
+    proxyAuthorization: string | undefined,
+    host: string,
+  ): Promise<Refusal | null> => {
+    const { rule, deviceUuid } = info.attribution;
+    if (portGuard && deviceUuid && (rule === 'port' || rule === 'sni')) {
+      const admission = await portGuard.admit(deviceUuid, info.client.ip, proxyAuthorization);
+      if (!admission.ok) {
+        logger.info({ client: info.client.ip, device: deviceUuid }, admission.message);
+        return admission;
+      }
+    }
+    if (!(await destinations.permits(host))) {
+      logger.info({ host }, refuseDestination(host));
+      return { status: 403, message: refuseDestination(host) };
+    }
+    return null;
+  };
+  const PROXY_AUTHENTICATE = 'Basic realm="capture-proxy", charset="UTF-8"';
+  const sendRefusal = (response: ServerResponse, refusal: Refusal) => {
+    response.writeHead(refusal.status, {
+      'content-type': 'application/json',
+      connection: 'close',
+      ...(refusal.status === 407 ? { 'proxy-authenticate': PROXY_AUTHENTICATE } : {}),
+    });
+    response.end(
+      JSON.stringify({
+        error: refusal.status === 407 ? 'proxy_authentication_required' : 'forbidden',
+        message: refusal.message,
+      }),
+    );
+  };
+  const refuseSocket = (socket: Duplex, refusal: Refusal) =>
+    socket.end(
+      `HTTP/1.1 ${refusal.status === 407 ? '407 Proxy Authentication Required' : '403 Forbidden'}\r\n` +
+        (refusal.status === 407 ? `proxy-authenticate: ${PROXY_AUTHENTICATE}\r\n` : '') +
+        'content-length: 0\r\nconnection: close\r\n\r\n',
+    );
+  const failVetting = (error: unknown) => {
+    logger.warn({ err: error }, 'could not vet a request; refusing it');
+    return { status: 403, message: 'the proxy could not check this request; try again' } as const;
   };
 
   const handle = (request: IncomingMessage, response: ServerResponse) => {
@@ -288,6 +361,17 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         });
         return;
       }
+      vet(info, request.headers['proxy-authorization'], url.hostname)
+        .catch(failVetting)
+        .then((refusal) => {
+          if (!refusal) {
+            forwardHttp(request, response, url, info, forwarding);
+            return;
+          }
+          request.resume();
+          sendRefusal(response, refusal);
+        });
+      return;
     }
     forwardHttp(request, response, url, info, forwarding);
   };
@@ -314,7 +398,12 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       refuse(socket, '403 Forbidden');
       return;
     }
-    openTunnel(request, socket, head, info, tunnelContext);
+    vet(info, request.headers['proxy-authorization'], authority)
+      .catch(failVetting)
+      .then((refusal) => {
+        if (refusal) refuseSocket(socket, refusal);
+        else openTunnel(request, socket, head, info, tunnelContext);
+      });
   });
 
   http1.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -330,7 +419,17 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       refuse(socket, '403 Forbidden');
       return;
     }
-    forwardUpgrade(request, socket, head, url, info, forwarding);
+    // Inside a tunnel the CONNECT was vetted.
+    if (info.target) {
+      forwardUpgrade(request, socket, head, url, info, forwarding);
+      return;
+    }
+    vet(info, request.headers['proxy-authorization'], url.hostname)
+      .catch(failVetting)
+      .then((refusal) => {
+        if (refusal) refuseSocket(socket, refusal);
+        else forwardUpgrade(request, socket, head, url, info, forwarding);
+      });
   });
 
   // Malformed requests: 400 to that client only (Node's parser error), never a crash.

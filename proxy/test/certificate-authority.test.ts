@@ -14,6 +14,7 @@ import {
   loadOrCreateCertificateAuthority,
   startProxy,
 } from '../src/index.ts';
+import { LOOPBACK_DESTINATIONS } from './helpers/origins.ts';
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -68,6 +69,7 @@ describe('CA download', () => {
       port: 0,
       writer,
       allowlist: ['127.0.0.0/8'],
+      destinations: LOOPBACK_DESTINATIONS,
       ca,
       logger: pino({ level: 'silent' }),
     });

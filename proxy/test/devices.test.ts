@@ -1,7 +1,8 @@
 // Devices on the proxy (002 §2.3, §4.4, §5) against a real Postgres: /allocate with certificate
 // bundle credentials (401 without, nothing recorded), the same port for the same uuid across
 // renames, restarts and two daemons sharing the database under concurrent calls, the listener
-// open before the answer, the PAC file (by Host, evaluated by a PAC engine), attribution by port
+// open before the answer, the PAC file (by Host, evaluated by a PAC engine, the same answer for
+// free and allocated ports), attribution by port
 // and by client address with device last_seen_at/device_status updates, and management URLs
 // never forwarded.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +29,7 @@ import {
 import { type Bundle, basicAuthorization, createUser, issueBundle } from './helpers/bundles.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
 import { curl } from './helpers/curl.ts';
-import { type Origins, startOrigins } from './helpers/origins.ts';
+import { LOOPBACK_DESTINATIONS, type Origins, startOrigins } from './helpers/origins.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
 const DOMAIN = 'proxy.test';
@@ -55,6 +56,7 @@ function startDaemon(host: string, managementPort = 0): Promise<RunningProxy> {
     host,
     writer,
     allowlist: ['127.0.0.0/8'],
+    destinations: LOOPBACK_DESTINATIONS,
     ca,
     devices: { pool, proxyDomain: DOMAIN, portRange: range, refreshIntervalMs: 500 },
     logger,
@@ -346,9 +348,30 @@ describe('PAC', () => {
     expect(await findProxy('http://10.1.2.3/')).toBe(`PROXY ${DOMAIN}:${port}; DIRECT`);
   });
 
-  it('answers 404 for an unknown or non-numeric subdomain', async () => {
-    const unknownPort = range.end; // never allocated in this file
-    for (const host of [`${unknownPort}.${DOMAIN}`, `phone.${DOMAIN}`, `1x.${DOMAIN}`]) {
+  it('answers a free port exactly as an allocated one, so the answer tells no port apart', async () => {
+    const freePort = range.end; // never allocated in this file
+    const fetchPac = (forPort: number) =>
+      send({
+        port: daemonA.managementPort as number,
+        path: '/proxy.pac',
+        headers: { host: `${forPort}.${DOMAIN}` },
+      });
+    const [allocated, free] = await Promise.all([fetchPac(port), fetchPac(freePort)]);
+    const { date: _allocatedDate, ...allocatedHeaders } = allocated.headers;
+    const { date: _freeDate, ...freeHeaders } = free.headers;
+    expect(free.status).toBe(allocated.status);
+    expect(freeHeaders).toEqual(allocatedHeaders);
+    expect(allocated.body).toBe(pacBody(DOMAIN, port));
+    expect(free.body).toBe(pacBody(DOMAIN, freePort));
+    // Nothing was opened for the free port: a client following it falls back to DIRECT.
+    const health = JSON.parse(
+      (await send({ port: daemonA.managementPort as number, path: '/health' })).body,
+    );
+    expect(health.listeners).not.toContain(freePort);
+  });
+
+  it('answers 404 for a non-numeric or out-of-range subdomain', async () => {
+    for (const host of [`phone.${DOMAIN}`, `1x.${DOMAIN}`, `0.${DOMAIN}`, `70000.${DOMAIN}`]) {
       const reply = await send({
         port: daemonA.managementPort as number,
         path: '/proxy.pac',
@@ -441,6 +464,9 @@ describe('TLS to the proxy itself', () => {
       `${proxyName}:${daemonA.port}:127.0.0.1`,
       '--interface',
       '127.0.0.9', // an address no device registered: only the SNI can attribute
+      // Not the address that allocated the port: the device proves itself with its bundle.
+      '--proxy-user',
+      `${bundleA.bundle_id}:${bundleA.password}`,
       `http://127.0.0.1:${origins.httpPort}/attributed/sni`,
     ]);
     expect(result.stderr).toBe('');

@@ -13,6 +13,7 @@ import { findFreePort } from '../../packages/stack/src/ports.ts';
 import { until } from '../../packages/stack/test/helpers/until.ts';
 import { type CaptureWriter, type RunningProxy, startProxy } from '../src/index.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
+import { LOOPBACK_DESTINATIONS } from './helpers/origins.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
 
@@ -83,6 +84,7 @@ beforeAll(async () => {
     port: 0,
     writer,
     allowlist: ['127.0.0.0/8', '::1/128'],
+    destinations: LOOPBACK_DESTINATIONS,
     firstByteTimeoutMs: 300,
     logger,
   });

@@ -1,6 +1,8 @@
 // The proxy's idea of itself: address forms that name this host, and the lookup that refuses a
 // name resolving here when the port is one of the proxy's (so no alias forwards to itself).
 // `localhost` resolves from /etc/hosts: no query leaves the machine.
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isOwnAddress, lookupRefusingSelf, normalizeHost } from '../src/own-addresses.ts';
 
@@ -26,8 +28,9 @@ describe('own addresses', () => {
   });
 
   it('refuses, on its own ports only, a name that resolves to this host', async () => {
-    expect(lookupRefusingSelf(3000, context)).toBeUndefined();
-    const lookup = lookupRefusingSelf(8888, context);
+    const base = dns.lookup as unknown as LookupFunction;
+    expect(lookupRefusingSelf(3000, context, base)).toBe(base);
+    const lookup = lookupRefusingSelf(8888, context, base);
     const error = await new Promise<Error | null>((resolve) =>
       lookup?.('localhost', {}, (failure) => resolve(failure)),
     );

@@ -22,7 +22,7 @@ import {
 } from '../src/index.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
 import { curl } from './helpers/curl.ts';
-import { type Origins, startOrigins } from './helpers/origins.ts';
+import { LOOPBACK_DESTINATIONS, type Origins, startOrigins } from './helpers/origins.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
 const PINNED = '127.0.0.2';
@@ -60,6 +60,7 @@ beforeAll(async () => {
     port: 0,
     writer,
     allowlist: ['127.0.0.0/8', '::1/128'],
+    destinations: LOOPBACK_DESTINATIONS,
     ca,
     passthroughHosts: [PINNED],
     upstreamCa: [origins.originCa.certPem],

@@ -1,7 +1,8 @@
 // The capture path through the whole local stack, with the clients users use: member A gets a
 // certificate bundle over REST (supabase-js), allocates a device port at the stack's proxy with
 // it, sends traffic through that port, and then finds the capture and the online device over REST
-// under RLS, while member B sees neither.
+// under RLS, while member B sees neither; and revoke_proxy_bundle answers 404 for a bundle the
+// caller cannot see.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,5 +97,26 @@ describe('capture through the stack', () => {
     expect(seenByB.data).toEqual([]);
     const portsOfB = await B.client.from('device_ports').select('port');
     expect(portsOfB.data).toEqual([]);
+  });
+});
+
+describe('revoke_proxy_bundle over REST (issue 21)', () => {
+  it("answers 404, not 500, for another user's bundle or none, and revokes nothing", async () => {
+    const { A, B } = actors();
+    const { data: bundleOfB, error } = await B.client.rpc('issue_proxy_bundle', { label: 'b' });
+    expect(error).toBeNull();
+    for (const bundleId of [bundleOfB.bundle_id, '00000000-0000-4000-8000-000000000000']) {
+      const attempt = await A.client.rpc('revoke_proxy_bundle', { bundle_id: bundleId });
+      expect(attempt.status, bundleId).toBe(404);
+      expect(attempt.error).toMatchObject({ code: 'P0002', message: 'no such bundle' });
+    }
+    const { data: stillLive } = await B.client
+      .from('proxy_bundles')
+      .select('revoked_at')
+      .eq('id', bundleOfB.bundle_id)
+      .single();
+    expect(stillLive).toEqual({ revoked_at: null });
+    const own = await B.client.rpc('revoke_proxy_bundle', { bundle_id: bundleOfB.bundle_id });
+    expect(own.status).toBe(204);
   });
 });

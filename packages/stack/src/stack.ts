@@ -71,6 +71,12 @@ export interface StackOptions {
    */
   proxy?: boolean;
   /**
+   * Where the stack's proxy may connect (PROXY_DESTINATIONS). Default `public` only: no loopback,
+   * so the stack's own API and database are not reachable through it (issue 21). Tests that load
+   * local pages through the proxy opt in, e.g. `['public', '127.0.0.0/8', 'localhost']`.
+   */
+  proxyDestinations?: string[];
+  /**
    * Start the tool server and the dashboard (they need this project's schema). Default: on for
    * this repository's project, off for others.
    */
@@ -339,6 +345,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           passthroughHosts: [],
           bodyCap: 1024 * 1024,
           http2: true,
+          destinations: options.proxyDestinations,
         },
         logger,
       );

@@ -2,9 +2,12 @@
 // credentials, body {uuid, deviceName, country}, answer {port, baseDomain, uuid, deviceName}.
 // The device's listener is running before the answer is sent. Choices where the spec says "not
 // shown": uuid and deviceName are required, country is optional (ISO 3166-1 alpha-2, any case);
-// errors are JSON {error, message} with 400, 401 (plus WWW-Authenticate), 403, 405, 413, 503.
+// errors are JSON {error, message} with 400, 401 (plus WWW-Authenticate), 403, 405, 413, 503,
+// and 429 (with Retry-After) once an address has failed too often (allocate-limiter.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import type { AllocateLimiter } from './allocate-limiter.ts';
+import { type BundleCredentials, bundleCredentials } from './bundle-credentials.ts';
 import {
   type Allocation,
   AllocationError,
@@ -43,24 +46,29 @@ export interface AllocateContext {
   proxyDomain: string;
   /** Starts (or confirms) the device's listener; rejects when the port cannot be bound. */
   ensureListener(port: number): Promise<void>;
+  limiter: AllocateLimiter;
+  /** The device's port was bound (again) to the caller's address: drop what was cached. */
+  rebound(deviceUuid: string): void;
 }
 
-function reply(response: ServerResponse, status: number, body: object, headers = {}): void {
-  response.writeHead(status, { 'content-type': 'application/json', ...headers });
-  response.end(JSON.stringify(body));
+/** What a call answers: status, JSON body and extra headers. */
+interface Answer {
+  status: number;
+  body: object;
+  headers?: Record<string, string>;
 }
 
-/** `Authorization: Basic base64(username:password)` (RFC 7617), or null. */
-function basicCredentials(header: string | undefined): { bundleId: string; secret: string } | null {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
-  if (!match) return null;
-  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) return null;
-  const bundleId = decoded.slice(0, colon);
-  const secret = decoded.slice(colon + 1);
-  if (!UUID.test(bundleId) || secret.length === 0 || secret.length > 200) return null;
-  return { bundleId, secret };
+/**
+ * Answers counted against the caller's address: bad credentials, another account's device, bad
+ * requests. An account at its port cap (403 quota_exceeded) is not guessing anything.
+ */
+const FAILURES = new Set([400, 401, 403, 413]);
+const counted = (answer: Answer) =>
+  FAILURES.has(answer.status) && (answer.body as { error?: string }).error !== 'quota_exceeded';
+
+function reply(response: ServerResponse, answer: Answer): void {
+  response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+  response.end(JSON.stringify(answer.body));
 }
 
 type BodyRead = { body: Buffer } | { failure: 'too_large' | 'aborted' };
@@ -94,7 +102,7 @@ const ATTEMPTS = 3;
  */
 async function allocateListening(
   context: AllocateContext,
-  credentials: { bundleId: string; secret: string },
+  credentials: BundleCredentials,
   request: AllocationRequest,
   clientIp: string | null,
 ): Promise<Allocation | null> {
@@ -118,70 +126,105 @@ export async function handleAllocate(
   context: AllocateContext,
 ): Promise<void> {
   if (request.method !== 'POST') {
-    reply(response, 405, { error: 'method_not_allowed', message: 'use POST' }, { allow: 'POST' });
+    request.resume();
+    reply(response, {
+      status: 405,
+      body: { error: 'method_not_allowed', message: 'use POST' },
+      headers: { allow: 'POST' },
+    });
     return;
   }
-  const credentials = basicCredentials(request.headers.authorization);
-  const unauthorized = () =>
-    reply(
-      response,
-      401,
-      { error: 'unauthorized', message: 'basic credentials of a certificate bundle are required' },
-      { 'www-authenticate': 'Basic realm="capture-proxy", charset="UTF-8"' },
-    );
+  const clientIp = request.socket.remoteAddress ?? null;
+  const wait = await context.limiter.retryAfter(clientIp);
+  if (wait > 0) {
+    request.resume();
+    reply(response, {
+      status: 429,
+      body: { error: 'rate_limited', message: 'too many failed calls from this address' },
+      headers: { 'retry-after': String(wait) },
+    });
+    return;
+  }
+  const answer = await allocateAnswer(request, context, clientIp);
+  if (answer === 'aborted') {
+    response.destroy();
+    return;
+  }
+  if (counted(answer)) await context.limiter.recordFailure(clientIp);
+  reply(response, answer);
+}
+
+async function allocateAnswer(
+  request: IncomingMessage,
+  context: AllocateContext,
+  clientIp: string | null,
+): Promise<Answer | 'aborted'> {
+  const unauthorized: Answer = {
+    status: 401,
+    body: {
+      error: 'unauthorized',
+      message: 'basic credentials of a certificate bundle are required',
+    },
+    headers: { 'www-authenticate': 'Basic realm="capture-proxy", charset="UTF-8"' },
+  };
+  const credentials = bundleCredentials(request.headers.authorization);
   if (!credentials) {
     request.resume();
-    unauthorized();
-    return;
+    return unauthorized;
   }
   const read = await readBody(request);
   if ('failure' in read) {
-    if (read.failure === 'aborted') response.destroy();
-    else reply(response, 413, { error: 'payload_too_large', message: 'the body is over 16 KiB' });
-    return;
+    if (read.failure === 'aborted') return 'aborted';
+    return {
+      status: 413,
+      body: { error: 'payload_too_large', message: 'the body is over 16 KiB' },
+    };
   }
-  const raw = read.body;
   let parsed: z.infer<typeof AllocateBody>;
   try {
-    const result = AllocateBody.safeParse(JSON.parse(raw.toString('utf8')));
+    const result = AllocateBody.safeParse(JSON.parse(read.body.toString('utf8')));
     if (!result.success) {
       const issue = result.error.issues[0];
-      reply(response, 400, {
-        error: 'invalid_request',
-        message: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
-      });
-      return;
+      return {
+        status: 400,
+        body: {
+          error: 'invalid_request',
+          message: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
+        },
+      };
     }
     parsed = result.data;
   } catch {
-    reply(response, 400, { error: 'invalid_request', message: 'the body is not JSON' });
-    return;
+    return { status: 400, body: { error: 'invalid_request', message: 'the body is not JSON' } };
   }
   try {
     const allocation = await allocateListening(
       context,
       credentials,
       { uuid: parsed.uuid, deviceName: parsed.deviceName, country: parsed.country ?? null },
-      request.socket.remoteAddress ?? null,
+      clientIp,
     );
-    if (!allocation) {
-      unauthorized();
-      return;
-    }
-    reply(response, 200, {
-      port: allocation.port,
-      baseDomain: context.proxyDomain,
-      uuid: parsed.uuid,
-      deviceName: parsed.deviceName,
-    });
+    if (!allocation) return unauthorized;
+    context.rebound(parsed.uuid);
+    return {
+      status: 200,
+      body: {
+        port: allocation.port,
+        baseDomain: context.proxyDomain,
+        uuid: parsed.uuid,
+        deviceName: parsed.deviceName,
+      },
+    };
   } catch (error) {
     if (error instanceof AllocationError) {
-      reply(response, error.status, { error: error.code, message: error.message });
-    } else {
-      reply(response, 503, {
+      return { status: error.status, body: { error: error.code, message: error.message } };
+    }
+    return {
+      status: 503,
+      body: {
         error: 'listener_unavailable',
         message: `the device port could not be opened: ${(error as Error).message}`,
-      });
-    }
+      },
+    };
   }
 }

@@ -54,6 +54,12 @@ export class AllocationError extends Error {
   }
 }
 
+/**
+ * Device ports one account may hold by default (PROXY_PORTS_PER_ACCOUNT): well below the default
+ * pool of 1000, so one fresh signup cannot exhaust it for everyone (issue 21).
+ */
+export const DEFAULT_PORTS_PER_ACCOUNT = 20;
+
 /** Postgres errors `allocate_device_port` raises on purpose, as HTTP answers. */
 const ALLOCATION_ERRORS: Record<string, [number, string]> = {
   '42501': [403, 'forbidden'],
@@ -72,9 +78,18 @@ export class DeviceRegistry {
   /** Ports this daemon allocated, with when: a refresh that read the table earlier keeps them. */
   private readonly allocatedAt = new Map<number, { device: PortDevice; at: number }>();
 
-  constructor(options: { pool: pg.Pool; range: PortRange; logger: Logger }) {
+  /** Ports one account may hold (allocate_device_port's per_owner_limit, counted under its lock). */
+  private readonly portsPerAccount: number;
+
+  constructor(options: {
+    pool: pg.Pool;
+    range: PortRange;
+    portsPerAccount?: number;
+    logger: Logger;
+  }) {
     this.pool = options.pool;
     this.range = options.range;
+    this.portsPerAccount = options.portsPerAccount ?? DEFAULT_PORTS_PER_ACCOUNT;
     this.logger = options.logger;
   }
 
@@ -154,7 +169,7 @@ export class DeviceRegistry {
         farm_source: PortRow['farm_source'];
       }>(
         `select a.port, a.owner_user_id, a.created, f.source as farm_source
-         from private.allocate_device_port($1, $2, $3, $4, $5, $6, $7, $8, $9) a
+         from private.allocate_device_port($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) a
          left join private.farm_devices f on f.device_uuid = $3`,
         [
           credentials.bundleId,
@@ -166,6 +181,7 @@ export class DeviceRegistry {
           this.range.start,
           this.range.end,
           [...this.unusable],
+          this.portsPerAccount,
         ],
       );
       const row = rows[0];

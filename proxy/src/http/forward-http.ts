@@ -17,8 +17,12 @@ import type { ConnectionInfo } from '../connection-info.ts';
 export interface ForwardContext {
   agent: http.Agent;
   httpsAgent: https.Agent;
-  /** The DNS lookup for a destination port (one that refuses names resolving to the proxy). */
-  lookupFor(port: number): LookupFunction | undefined;
+  /**
+   * The DNS lookup for a destination port: the destination policy's (refused addresses never
+   * reach a connect; the address checked is the address used) and, on the proxy's own ports, one
+   * that refuses names resolving to the proxy.
+   */
+  lookupFor(port: number): LookupFunction;
   bodyCap: number;
   deliver(capture: Capture): void;
 }
@@ -30,7 +34,14 @@ type ClientResponse = ServerResponse | Http2ServerResponse;
 export function headerPairs(raw: string[]): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   for (let index = 0; index + 1 < raw.length; index += 2) {
-    pairs.push([raw[index] as string, raw[index + 1] as string]);
+    const name = raw[index] as string;
+    const value = raw[index + 1] as string;
+    // A device port's proxy credentials are a certificate bundle's secret (port-guard.ts): the
+    // capture keeps the scheme only.
+    pairs.push([
+      name,
+      name.toLowerCase() === 'proxy-authorization' ? value.replace(/\s.*$/s, ' [redacted]') : value,
+    ]);
   }
   return pairs;
 }
@@ -106,7 +117,6 @@ export function requestUpstream(
     headers.push('transfer-encoding', 'chunked');
   }
   const port = Number(target.port || (secure ? 443 : 80));
-  const lookup = context.lookupFor(port);
   const options = {
     host: hostname,
     port,
@@ -114,7 +124,7 @@ export function requestUpstream(
     path: `${target.pathname}${target.search}`,
     headers,
     setHost: false,
-    ...(lookup ? { lookup } : {}),
+    lookup: context.lookupFor(port),
   };
   return secure
     ? https.request({

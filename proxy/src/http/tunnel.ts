@@ -33,8 +33,8 @@ export interface TunnelContext {
   http2: boolean;
   /** A tunnel whose client sends nothing is closed after this long. */
   firstByteTimeoutMs: number;
-  /** The DNS lookup for a destination port (one that refuses names resolving to the proxy). */
-  lookupFor(port: number): net.LookupFunction | undefined;
+  /** The DNS lookup for a destination port (the destination policy's, see forward-http.ts). */
+  lookupFor(port: number): net.LookupFunction;
   serveHttp1(socket: Duplex): void;
   serveHttp2(socket: tls.TLSSocket, info: ConnectionInfo): void;
   logger: Logger;
@@ -142,8 +142,7 @@ function passThrough(
       ),
     );
   };
-  const lookup = context.lookupFor(port);
-  const server = net.connect({ host, port, ...(lookup ? { lookup } : {}) }, () => {
+  const server = net.connect({ host, port, lookup: context.lookupFor(port) }, () => {
     client.pipe(server);
     server.pipe(client);
     client.resume();

@@ -83,12 +83,16 @@ async function servePac(
     return;
   }
   const port = /^\d{1,5}$/.test(subdomain) ? Number(subdomain) : Number.NaN;
-  // A numeric subdomain that is no device's port is as unknown as a non-numeric one.
-  if (Number.isNaN(port) || !(await devices.registry.lookupPort(port))) {
+  if (!(port >= 1 && port <= 65_535)) {
     notFound(response, `no device port ${subdomain}`);
     return;
   }
-  await devices.ensureListener(port);
+  // Every port gets the same answer, allocated or not, and before any lookup: status, headers,
+  // body and timing tell nobody which ports are in use (issue 21). A free port's PAC sends the
+  // client to a port nobody listens on, so it falls back to DIRECT.
   response.writeHead(200, { 'content-type': PAC_CONTENT_TYPE, 'cache-control': 'no-cache' });
   response.end(pacBody(devices.proxyDomain, port));
+  // A port another daemon allocated a moment ago opens here now, not at the next refresh.
+  const device = await devices.registry.lookupPort(port);
+  if (device) await devices.ensureListener(port);
 }

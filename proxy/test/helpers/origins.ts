@@ -16,6 +16,12 @@ import {
   loadOrCreateCertificateAuthority,
 } from '../../src/index.ts';
 
+/**
+ * The explicit opt-in (issue 21) for proxies in tests whose origins are on loopback: public
+ * destinations as by default, plus loopback, which the proxy refuses unless told.
+ */
+export const LOOPBACK_DESTINATIONS = ['public', '127.0.0.0/8', '::1/128', 'localhost'];
+
 export interface Origins {
   httpPort: number;
   /** Port of the HTTPS origin, the same on every address in `httpsHosts`. */

@@ -69,6 +69,9 @@ export function useActors(): () => Actors {
       ephemeral: true,
       // Frequent status snapshots, so feed tests see service_status UPDATEs quickly.
       statusIntervalMs: 500,
+      // The capture tests send traffic through the stack's proxy to origins on loopback, which
+      // the proxy refuses unless told (issue 21).
+      proxyDestinations: ['public', '127.0.0.0/8', 'localhost'],
       logger: pino({ level: process.env.STACK_LOG_LEVEL ?? 'warn' }),
     });
     const service = createClient(stack.apiUrl, stack.keys.serviceRoleKey, clientOptions);
