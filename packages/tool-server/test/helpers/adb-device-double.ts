@@ -124,7 +124,7 @@ class DeviceStream {
 }
 
 /** Splits a command line as /system/bin/sh would for the quoting adb's escape_arg produces. */
-export function splitShellWords(line: string): string[] {
+function splitShellWords(line: string): string[] {
   const words: string[] = [];
   let word = '';
   let inWord = false;
@@ -197,7 +197,8 @@ export class AdbDeviceDouble {
     let hostMaxPayload = 4096;
     let nextLocalId = 1;
     const streams = new Map<number, DeviceStream>();
-    const reader = new AdbMessageReader(Math.max(DEVICE_MAX_PAYLOAD, 1024 * 1024), () => version);
+    // The host may send no more than the payload size this side advertised.
+    const reader = new AdbMessageReader(DEVICE_MAX_PAYLOAD, () => version);
     const send = (message: AdbMessage) => {
       if (!socket.destroyed) socket.write(encodeMessage(message));
     };
