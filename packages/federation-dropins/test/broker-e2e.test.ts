@@ -2,6 +2,7 @@
 // on React Native) and the web script (Chromium) do 000 §1 steps 1-3 against the real /start, the
 // companion side does step 4 against the real /exchange and installs the session in supabase-js.
 // Partner stand-ins (backend /users/me, JWKS and token issuer, HMAC signer) are real and on loopback.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ import {
   buildHandoffLink,
   completeHandoff,
   createHmacPayload,
+  credentialFromPartnerBackend,
   exchangeHandoffCode,
   type HandoffOptions,
   handOffToCompanion,
@@ -60,6 +62,8 @@ const CLIENTS = {
   hmac: `svc_dropins_hmac_${suffix}`,
   hosted_jwt: `svc_dropins_jwt_${suffix}`,
 };
+// An hmac client onboarded as the docs recommend: assertions bound to the PKCE challenge.
+const BOUND_HMAC_CLIENT = `svc_dropins_hmac_bound_${suffix}`;
 let hmacSecret = '';
 
 beforeAll(async () => {
@@ -91,6 +95,13 @@ beforeAll(async () => {
     mint_hmac_secret: true,
   });
   hmacSecret = String(hmac.hmac_secret ?? '');
+  const bound = await onboard({
+    client_id: BOUND_HMAC_CLIENT,
+    verify_mode: 'hmac',
+    mint_hmac_secret: true,
+    hmac_binds_challenge: true,
+  });
+  partners.hmacSecret = String(bound.hmac_secret ?? '');
   await onboard({
     client_id: CLIENTS.hosted_jwt,
     verify_mode: 'hosted_jwt',
@@ -176,7 +187,12 @@ describe('all three verify modes, partner helper to companion app', () => {
         target === 'ios' ? 'scheme' : 'universal',
       );
 
-      const done = await completeHandoff({ ...companionConfig(), url: link, supabase: app });
+      const done = await completeHandoff({
+        ...companionConfig(),
+        url: link,
+        supabase: app,
+        confirm: () => true,
+      });
 
       expect(done).toMatchObject({
         email: user.email,
@@ -189,6 +205,114 @@ describe('all three verify modes, partner helper to companion app', () => {
       expect(await refreshWorks(oldRefresh)).toBe(false);
     },
   );
+});
+
+describe('no silent switch of users (login CSRF, issue 20)', () => {
+  it('ends as confirmation_required without a confirm step, the minted session revoked', async () => {
+    // The attacker's own partner account, handed to the victim's signed-in companion app.
+    const attacker = newPartnerUser();
+    const { app, other, oldRefresh } = await appSignedInAsSomeoneElse();
+    const link = await partnerOpensLink('backend_bearer', attacker);
+    const minted: string[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (String(input).endsWith('/exchange') && response.status === 200) {
+        minted.push(((await response.clone().json()) as { refresh_token: string }).refresh_token);
+      }
+      return response;
+    };
+
+    await expect(
+      completeHandoff({ ...companionConfig(), url: link, supabase: app, fetch: recordingFetch }),
+    ).rejects.toMatchObject({ name: 'CompanionHandoffError', code: 'confirmation_required' });
+
+    // The victim stays signed in as themselves; the attacker's session is dead on the server.
+    expect((await app.auth.getSession()).data.session?.user.id).toBe(other.user_id);
+    expect((await app.auth.getUser()).data.user?.id).toBe(other.user_id);
+    expect(await refreshWorks(oldRefresh)).toBe(true);
+    expect(minted).toHaveLength(1);
+    expect(await refreshWorks(minted[0] as string)).toBe(false);
+  });
+
+  it('signs in without a confirm step when no account is active', async () => {
+    const user = newPartnerUser();
+    const app = appClient(stack());
+    const done = await completeHandoff({
+      ...companionConfig(),
+      url: await partnerOpensLink('hosted_jwt', user),
+      supabase: app,
+    });
+    expect(done).toMatchObject({ email: user.email, replaced: null });
+  });
+});
+
+describe('HMAC assertions bound to the challenge, through the drop-ins', () => {
+  it('the partner backend signs the device challenge and the binding client accepts it', async () => {
+    const user = newPartnerUser();
+    const token = partners.signIn(user);
+    const opened: string[] = [];
+    await handOffToCompanion({
+      brokerUrl: brokerUrl(),
+      clientId: BOUND_HMAC_CLIENT,
+      credential: credentialFromPartnerBackend({
+        backendBaseUrl: partners.url,
+        headers: () => ({ authorization: `Bearer ${token}` }),
+      }),
+      openLink: (link) => {
+        opened.push(link);
+      },
+    });
+    const link = parseHandoffLink(opened[0] as string, companionConfig());
+    // The challenge the backend signed is the one of the verifier in the opened link.
+    const challenge = createHash('sha256').update(link.code_verifier).digest('base64url');
+    expect(partners.signedChallenges.at(-1)).toBe(challenge);
+    const done = await completeHandoff({
+      ...companionConfig(),
+      url: opened[0] as string,
+      supabase: appClient(stack()),
+    });
+    expect(done).toMatchObject({ email: user.email, login_source: BOUND_HMAC_CLIENT });
+  });
+
+  it('the binding client refuses the four-field assertion the unbound signer makes', async () => {
+    await expect(
+      handOffToCompanion({
+        brokerUrl: brokerUrl(),
+        clientId: BOUND_HMAC_CLIENT,
+        credential: () => signHmacPayload(partners.hmacSecret, createHmacPayload(newPartnerUser())),
+        openLink: () => expect.unreachable(),
+      }),
+    ).rejects.toMatchObject({ name: 'HandoffError', code: 'unauthorized', status: 401 });
+  });
+
+  it('an assertion bound to one tap is refused on another', async () => {
+    const user = newPartnerUser();
+    let first: StartCredential | undefined;
+    await handOffToCompanion({
+      brokerUrl: brokerUrl(),
+      clientId: BOUND_HMAC_CLIENT,
+      credential: async ({ code_challenge }) => {
+        first = await signHmacPayload(
+          partners.hmacSecret,
+          createHmacPayload(user, { codeChallenge: code_challenge }),
+        );
+        // Leaked before it was used: a fresh jti, replayed below with a new PKCE pair.
+        return signHmacPayload(
+          partners.hmacSecret,
+          createHmacPayload(user, { codeChallenge: code_challenge }),
+        );
+      },
+      openLink: () => undefined,
+    });
+    await expect(
+      handOffToCompanion({
+        brokerUrl: brokerUrl(),
+        clientId: BOUND_HMAC_CLIENT,
+        credential: () => first as StartCredential,
+        openLink: () => expect.unreachable(),
+      }),
+    ).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
+  });
 });
 
 describe('PKCE through the drop-ins and the broker', () => {
@@ -345,7 +469,12 @@ describe('the web script in Chromium through the real broker', () => {
     expect(partners.landings.join('\n')).not.toContain(link.code_verifier);
 
     const { app, other } = await appSignedInAsSomeoneElse();
-    const done = await completeHandoff({ ...companionConfig(), url: page.url(), supabase: app });
+    const done = await completeHandoff({
+      ...companionConfig(),
+      url: page.url(),
+      supabase: app,
+      confirm: () => true,
+    });
     expect(done).toMatchObject({ email: user.email, replaced: { user_id: other.user_id } });
     expect((await app.auth.getUser()).data.user?.email).toBe(user.email);
     await page.close();

@@ -1,6 +1,8 @@
 // The companion side on a real auth server with real supabase-js clients: the hand-off session
-// replaces whatever account was active (000 §1 UX contract), the replaced session is revoked,
-// and a declined hand-off leaves the active account alone and revokes the unused session.
+// replaces the active account in place (000 §1 UX contract) once the person confirmed the switch,
+// the replaced session is revoked; a switch to a different user is never silent (issue 20, login
+// CSRF): without the confirm step it ends as confirmation_required with the minted session
+// revoked, and a declined hand-off leaves the active account alone too.
 // The session /exchange would return is minted by a password sign-in here; broker-e2e.test.ts
 // gets it from the real broker.
 import type { AuthChangeEvent, SupabaseClient } from '@supabase/supabase-js';
@@ -54,7 +56,9 @@ describe('installHandoffSession', () => {
     const oldRefresh = (await app.auth.getSession()).data.session?.refresh_token as string;
     const events = recordEvents(app);
 
-    const installed = await installHandoffSession(app, await mintSession(partnerUser));
+    const installed = await installHandoffSession(app, await mintSession(partnerUser), {
+      confirmedReplacing: other.user_id,
+    });
 
     expect(installed.replaced).toEqual({ user_id: other.user_id, email: other.email });
     expect((await app.auth.getSession()).data.session?.user.id).toBe(partnerUser.user_id);
@@ -67,6 +71,21 @@ describe('installHandoffSession', () => {
     expect(await refreshWorks(oldRefresh)).toBe(false);
     // Control: a session of the other account that was not replaced still refreshes.
     expect(await refreshWorks((await mintSession(other)).refresh_token)).toBe(true);
+  });
+
+  it('refuses to replace another user unless the switch was confirmed away from that user', async () => {
+    const other = await signUpUser(stack(), 'other');
+    const partnerUser = await signUpUser(stack(), 'partner');
+    const app = appClient(stack());
+    await app.auth.signInWithPassword(other);
+    const events = recordEvents(app);
+    for (const options of [{}, { confirmedReplacing: partnerUser.user_id }]) {
+      await expect(
+        installHandoffSession(app, await mintSession(partnerUser), options),
+      ).rejects.toMatchObject({ name: 'CompanionHandoffError', code: 'confirmation_required' });
+    }
+    expect((await app.auth.getUser()).data.user?.id).toBe(other.user_id);
+    expect(events).not.toContain('SIGNED_OUT');
   });
 
   it('installs the session in an app with no active account', async () => {
@@ -143,7 +162,30 @@ describe('completeHandoff, from the partner button to the signed-in companion ap
     brokerUrl: broker.brokerUrl,
   });
 
-  it('switches the app from another account to the partner user in one call', async () => {
+  it('never switches to another user silently: without confirm it is confirmation_required', async () => {
+    const other = await signUpUser(stack(), 'other');
+    const attacker = await signUpUser(stack(), 'attacker');
+    let minted: HandoffSession | undefined;
+    broker.session = async () => {
+      minted = await mintSession(attacker);
+      return minted;
+    };
+    const app = appClient(stack());
+    await app.auth.signInWithPassword(other);
+    const events = recordEvents(app);
+
+    await expect(
+      completeHandoff({ ...linkConfig(), url: await partnerOpensLink(), supabase: app }),
+    ).rejects.toMatchObject({ name: 'CompanionHandoffError', code: 'confirmation_required' });
+
+    expect((await app.auth.getSession()).data.session?.user.id).toBe(other.user_id);
+    expect((await app.auth.getUser()).data.user?.id).toBe(other.user_id);
+    expect(events).not.toContain('SIGNED_OUT');
+    // The session minted for the other account is dead on the server, not merely not installed.
+    expect(await refreshWorks(minted?.refresh_token as string)).toBe(false);
+  });
+
+  it('switches in place once the person confirms', async () => {
     const other = await signUpUser(stack(), 'other');
     const partnerUser = await signUpUser(stack(), 'partner');
     broker.session = () => mintSession(partnerUser);
@@ -154,6 +196,7 @@ describe('completeHandoff, from the partner button to the signed-in companion ap
       ...linkConfig(),
       url: await partnerOpensLink(),
       supabase: app,
+      confirm: () => true,
     });
 
     expect(done).toMatchObject({
@@ -162,6 +205,51 @@ describe('completeHandoff, from the partner button to the signed-in companion ap
       replaced: { user_id: other.user_id },
     });
     expect((await app.auth.getUser()).data.user?.id).toBe(partnerUser.user_id);
+  });
+
+  it('stays one tap without confirm when no account, or the same user, is signed in', async () => {
+    const partnerUser = await signUpUser(stack(), 'partner');
+    broker.session = () => mintSession(partnerUser);
+    const app = appClient(stack());
+    const first = await completeHandoff({
+      ...linkConfig(),
+      url: await partnerOpensLink(),
+      supabase: app,
+    });
+    expect(first.replaced).toBeNull();
+    const again = await completeHandoff({
+      ...linkConfig(),
+      url: await partnerOpensLink(),
+      supabase: app,
+    });
+    expect(again.replaced).toEqual({ user_id: partnerUser.user_id, email: partnerUser.email });
+    expect((await app.auth.getUser()).data.user?.id).toBe(partnerUser.user_id);
+  });
+
+  it('does not replace an account that signed in while the confirmation was on screen', async () => {
+    const partnerUser = await signUpUser(stack(), 'partner');
+    const latecomer = await signUpUser(stack(), 'late');
+    let minted: HandoffSession | undefined;
+    broker.session = async () => {
+      minted = await mintSession(partnerUser);
+      return minted;
+    };
+    const app = appClient(stack());
+
+    await expect(
+      completeHandoff({
+        ...linkConfig(),
+        url: await partnerOpensLink(),
+        supabase: app,
+        confirm: async () => {
+          await app.auth.signInWithPassword(latecomer);
+          return true;
+        },
+      }),
+    ).rejects.toMatchObject({ code: 'confirmation_required' });
+
+    expect((await app.auth.getUser()).data.user?.id).toBe(latecomer.user_id);
+    expect(await refreshWorks(minted?.refresh_token as string)).toBe(false);
   });
 
   it('shows the confirmation who arrives and whom they replace', async () => {

@@ -17,6 +17,11 @@ export type CompanionHandoffErrorCode =
   | 'invalid_response'
   /** The app's confirmation step said no; the minted session was revoked. */
   | 'declined'
+  /**
+   * Another user is signed in and no `confirm` step was given: the switch is never silent (login
+   * CSRF, reference A0); the minted session was revoked and the active account kept.
+   */
+  | 'confirmation_required'
   /** supabase-js refused the session, or it belongs to another user than /exchange named. */
   | 'session_rejected';
 

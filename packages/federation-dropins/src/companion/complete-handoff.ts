@@ -25,9 +25,11 @@ export interface CompleteHandoffOptions extends HandoffLinkConfig {
   brokerUrl: string;
   supabase: SupabaseClient;
   /**
-   * Optional interstitial ("Continue as a…@… from PartnerX?"). Without it the switch is one tap,
-   * as 000 §1's UX contract asks; with it a link planted by someone else (login CSRF, reference
-   * A0) cannot silently sign the user into a foreign account.
+   * The interstitial ("Continue as a…@… from PartnerX?"), asked on every hand-off when given.
+   * Replacing a signed-in user with a different one needs it: without it that case ends as
+   * `confirmation_required` (issue 20; Auth0's session-transfer rule), so a link planted by
+   * someone else (login CSRF, reference A0) never silently signs the user into a foreign account.
+   * With no account active, or the same user's, the hand-off stays one tap (000 §1).
    */
   confirm?: (arrival: HandoffArrival) => Promise<boolean> | boolean;
   fetch?: typeof fetch;
@@ -53,8 +55,16 @@ export async function completeHandoff(options: CompleteHandoffOptions): Promise<
     fetch: options.fetch,
     timeoutMs: options.timeoutMs,
   });
+  const active = await readActiveAccount(options.supabase);
+  const switchesUser = active !== null && active.user_id !== handoff.user_id;
+  if (switchesUser && !options.confirm) {
+    await revokeUnusedSession(options.supabase, handoff);
+    throw new CompanionHandoffError(
+      'confirmation_required',
+      'Another account is signed in; switching needs the confirmation step. Nothing changed',
+    );
+  }
   if (options.confirm) {
-    const active = await readActiveAccount(options.supabase);
     const accepted = await options.confirm({
       email: handoff.email,
       user_id: handoff.user_id,
@@ -68,7 +78,11 @@ export async function completeHandoff(options: CompleteHandoffOptions): Promise<
   }
   let installed: InstalledSession;
   try {
-    installed = await installHandoffSession(options.supabase, handoff);
+    // Names the account the person agreed to replace; checked again against the live state, in
+    // case another account signed in while the confirmation was on screen.
+    installed = await installHandoffSession(options.supabase, handoff, {
+      confirmedReplacing: switchesUser ? active.user_id : undefined,
+    });
   } catch (error) {
     // A session nobody holds must not stay valid on the server.
     await revokeUnusedSession(options.supabase, handoff);

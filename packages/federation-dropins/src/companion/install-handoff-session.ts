@@ -24,12 +24,28 @@ export async function readActiveAccount(
  * the server and supabase-js emits SIGNED_OUT, so the app drops the other account's state before
  * SIGNED_IN arrives for the partner user. An older session of the same user is replaced, then
  * revoked without a SIGNED_OUT, so the app sees no flicker.
+ *
+ * Another user is replaced only when `confirmedReplacing` names them (the person confirmed the
+ * switch away from that account; issue 20, login CSRF); otherwise `confirmation_required` is
+ * thrown and nothing changes. The hand-off session is then still valid on the server: revoke it
+ * (completeHandoff does).
  */
 export async function installHandoffSession(
   supabase: SupabaseClient,
   handoff: HandoffSession,
+  options: { confirmedReplacing?: string } = {},
 ): Promise<InstalledSession> {
   const previous = await readActiveAccount(supabase);
+  if (
+    previous &&
+    previous.user_id !== handoff.user_id &&
+    previous.user_id !== options.confirmedReplacing
+  ) {
+    throw new CompanionHandoffError(
+      'confirmation_required',
+      'Another account is signed in; switching needs the confirmation step',
+    );
+  }
   if (previous && previous.user_id !== handoff.user_id) {
     // A failed revocation (offline) must not block the switch: setSession below replaces the
     // stored session either way, and the old refresh token then simply goes unused.

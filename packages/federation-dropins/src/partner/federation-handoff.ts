@@ -11,6 +11,11 @@ export interface HmacPayload {
   email: string;
   iat: number;
   jti: string;
+  /**
+   * The /start request's challenge. Required by clients onboarded with `hmac_binds_challenge`
+   * (recommended): a leaked assertion is then useless with any other PKCE pair.
+   */
+  code_challenge?: string;
 }
 
 /** 000 §4.1: exactly one credential, the one that matches the client's verify mode. */

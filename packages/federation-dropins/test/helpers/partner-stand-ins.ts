@@ -1,9 +1,11 @@
 // The partner's side of the world on loopback for the end-to-end test: its backend's
-// GET /users/me (verify mode backend_bearer), its JWKS and token issuer (hosted_jwt), and the
+// GET /users/me (verify mode backend_bearer), its POST /federation/credential signing HMAC
+// assertions with the drop-ins' signer (hmac), its JWKS and token issuer (hosted_jwt), and the
 // companion's universal-link landing page, all on one real HTTP server.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { createHmacPayload, signHmacPayload } from '../../src/index.ts';
 
 export interface PartnerUser {
   sub: string;
@@ -22,6 +24,10 @@ export interface PartnerStandIns {
   hostedToken(user: PartnerUser): Promise<string>;
   /** Paths the companion landing page was asked for (what a server sees of a universal link). */
   landings: string[];
+  /** The HMAC secret POST /federation/credential signs with (set once the client is onboarded). */
+  hmacSecret: string;
+  /** The code_challenge values /federation/credential was asked to sign. */
+  signedChallenges: string[];
   close(): Promise<void>;
 }
 
@@ -50,6 +56,32 @@ export async function startPartnerStandIns(): Promise<PartnerStandIns> {
       response.end(JSON.stringify({ id: user.sub, email: user.email, email_verified: true }));
       return;
     }
+    if (path === '/federation/credential' && request.method === 'POST') {
+      // What a partner backend does for credentialFromPartnerBackend: authenticate its own user,
+      // then sign an assertion bound to the device's challenge; the secret stays here.
+      const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
+      const user = token ? sessions.get(token) : undefined;
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', async () => {
+        const { code_challenge } = JSON.parse(Buffer.concat(chunks).toString()) as {
+          code_challenge: string;
+        };
+        if (!user || !standIns.hmacSecret) {
+          response.writeHead(401).end();
+          return;
+        }
+        standIns.signedChallenges.push(code_challenge);
+        const credential = await signHmacPayload(
+          standIns.hmacSecret,
+          createHmacPayload(user, { codeChallenge: code_challenge }),
+        );
+        response
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(credential));
+      });
+      return;
+    }
     if (path === '/jwks.json') {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ keys: [jwk] }));
@@ -63,12 +95,14 @@ export async function startPartnerStandIns(): Promise<PartnerStandIns> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const issuer = `${url}/auth/v1`;
   const audience = 'capture-federation-broker';
-  return {
+  const standIns: PartnerStandIns = {
     url,
     jwksUrl: `${url}/jwks.json`,
     issuer,
     audience,
     landings,
+    hmacSecret: '',
+    signedChallenges: [],
     signIn(user) {
       const token = `partner-token-${crypto.randomUUID()}`;
       sessions.set(token, user);
@@ -85,4 +119,5 @@ export async function startPartnerStandIns(): Promise<PartnerStandIns> {
         .sign(privateKey),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+  return standIns;
 }
