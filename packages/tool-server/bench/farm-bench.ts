@@ -135,7 +135,11 @@ try {
     });
   })();
   results.push(confirmedOnly);
-  results.push(await measure('farm_run_shell over MCP, ask + confirmed call', confirmed));
+  results.push(
+    await measure('farm_run_shell over MCP, ask + confirmed call', async () => {
+      await confirmed();
+    }),
+  );
   const floor = results[0]?.p50 ?? NaN;
   console.log(`farm bench: ${runs} runs each, ${cpus().length} CPUs (${cpus()[0]?.model})`);
   console.log('| what | p50 ms | p95 ms | p50 / bare bwrap |');
