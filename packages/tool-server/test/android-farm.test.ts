@@ -195,4 +195,30 @@ describe('AndroidFarm with the adb device double', () => {
     // The device is still usable afterwards.
     await expect(farm.listPackages(target(), 'third_party')).resolves.toEqual([]);
   });
+
+  it('kills an install in flight when the farm closes, and refuses calls after', async () => {
+    const closing = new AndroidFarm(options);
+    device.stallInstalls = true;
+    try {
+      const file = await apkFile(
+        'closing.apk',
+        buildTestApk({ package: 'com.example.closing', versionCode: 1, versionName: '1' }),
+      );
+      const install = closing.install(target(), file, { replace: false });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const started = Date.now();
+      await closing.close();
+      await expect(install).rejects.toMatchObject({
+        code: 'device_unavailable',
+        message: 'the farm is shutting down',
+      });
+      expect(Date.now() - started).toBeLessThan(2_000);
+      await expect(closing.listPackages(target(), 'all')).rejects.toMatchObject({
+        message: 'the farm is shutting down',
+      });
+    } finally {
+      device.stallInstalls = false;
+    }
+    expect(device.packages.has('com.example.closing')).toBe(false);
+  });
 });

@@ -18,22 +18,22 @@ export interface RunningFarm extends Farm {
 export function startFarm(config: FarmConfig, db: Database, logger: Logger): RunningFarm {
   const farmLogger = logger.child({ component: 'farm' });
   const shell = new ShellSandbox(config, farmLogger);
+  const android = new AndroidFarm({
+    adbPath: config.adbPath,
+    aaptPath: config.aaptPath,
+    adbServerPort: config.adbServerPort,
+    commandTimeoutMs: config.android.commandTimeoutMs,
+    installTimeoutMs: config.android.installTimeoutMs,
+  });
   return {
     config,
     devices: new ProxyFarmDevices(config, db, farmLogger),
     confirmations: new FarmConfirmations(db, config.confirmationTtlSeconds),
     audit: new FarmAudit(db),
     shell,
-    // Each adb call is one short client process with its own time limit: nothing to close.
-    android: new AndroidFarm({
-      adbPath: config.adbPath,
-      aaptPath: config.aaptPath,
-      adbServerPort: config.adbServerPort,
-      commandTimeoutMs: config.android.commandTimeoutMs,
-      installTimeoutMs: config.android.installTimeoutMs,
-    }),
+    android,
     async close() {
-      await shell.close();
+      await Promise.all([shell.close(), android.close()]);
     },
   };
 }

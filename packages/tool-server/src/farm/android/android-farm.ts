@@ -36,9 +36,15 @@ export class AndroidFarm implements AppInstaller {
   readonly platform = 'android' as const;
   readonly fileExtension = '.apk';
   private readonly options: AndroidFarmOptions;
+  private readonly shutdown = new AbortController();
 
   constructor(options: AndroidFarmOptions) {
     this.options = options;
+  }
+
+  /** Server shutdown: kills every adb and aapt run in flight; later calls are refused. */
+  async close(): Promise<void> {
+    this.shutdown.abort();
   }
 
   async inspect(file: string): Promise<AppIdentity> {
@@ -120,8 +126,16 @@ export class AndroidFarm implements AppInstaller {
     args: string[],
     options: { timeoutMs: number },
   ): Promise<CommandResult> {
-    const result = await runCommand(file, args, options).catch((error: unknown) => {
-      throw new AppInstallerError('tool_failed', `cannot run ${file}`, { cause: error });
+    if (this.shutdown.signal.aborted) {
+      throw new AppInstallerError('device_unavailable', 'the farm is shutting down');
+    }
+    const result = await runCommand(file, args, {
+      ...options,
+      signal: this.shutdown.signal,
+    }).catch((error: unknown) => {
+      throw this.shutdown.signal.aborted
+        ? new AppInstallerError('device_unavailable', 'the farm is shutting down', { cause: error })
+        : new AppInstallerError('tool_failed', `cannot run ${file}`, { cause: error });
     });
     if (result.timedOut) {
       throw new AppInstallerError(

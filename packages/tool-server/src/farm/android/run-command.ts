@@ -15,6 +15,8 @@ export interface CommandOptions {
   /** Per stream; more is dropped (the tools only read status lines and package lists). */
   maxOutputBytes?: number;
   env?: NodeJS.ProcessEnv;
+  /** Aborting kills the process (SIGKILL) and rejects with an AbortError: server shutdown. */
+  signal?: AbortSignal;
 }
 
 export function runCommand(
@@ -28,6 +30,8 @@ export function runCommand(
       stdio: ['ignore', 'pipe', 'pipe'],
       // Only what the tools need: never the tool server's secrets (database URL, keys).
       env: options.env ?? { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
+      signal: options.signal,
+      killSignal: 'SIGKILL',
     });
     const collect = (stream: NodeJS.ReadableStream) => {
       const chunks: Buffer[] = [];
