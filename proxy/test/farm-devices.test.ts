@@ -23,7 +23,7 @@ import {
 import { type Bundle, basicAuthorization, createUser, issueBundle } from './helpers/bundles.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
 import { curl } from './helpers/curl.ts';
-import { type Origins, startOrigins } from './helpers/origins.ts';
+import { LOOPBACK_DESTINATIONS, type Origins, startOrigins } from './helpers/origins.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
 const DOMAIN = 'proxy.test';
@@ -47,6 +47,7 @@ function startDaemon(host: string): Promise<RunningProxy> {
     host,
     writer,
     allowlist: ['127.0.0.0/8'],
+    destinations: LOOPBACK_DESTINATIONS,
     ca,
     devices: { pool, proxyDomain: DOMAIN, portRange: range },
     logger,
@@ -178,6 +179,9 @@ describe('traffic of farm devices', () => {
       `${proxyName}:${daemon.port}:127.0.0.1`,
       '--interface',
       '127.0.0.9',
+      // Not the allocating address: the device proves itself with its owner's bundle (issue 21).
+      '--proxy-user',
+      `${bundle.bundle_id}:${bundle.password}`,
       `http://127.0.0.1:${origins.httpPort}/farm/sni`,
     ]);
     expect(result.stderr).toBe('');
