@@ -9,7 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConnectedClient, connectClient, resultJson } from './helpers/mcp-clients.ts';
 import { authorizeAndExchange, DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
 
-const stack = useOAuthStack({ proxy: true });
+// The origin the farm fetches from listens on 127.0.0.2, the one destination the proxy is told
+// to allow beyond public ones; the stack's own services on 127.0.0.1 stay out of reach.
+const ORIGIN_HOST = '127.0.0.2';
+const stack = useOAuthStack({ proxy: true, proxyDestinations: ['public', `${ORIGIN_HOST}/32`] });
 
 let db: pg.Client;
 let admin: ConnectedClient;
@@ -59,7 +62,7 @@ beforeAll(async () => {
   origin = createServer((request, response) => {
     response.end(`origin saw ${request.url}`);
   });
-  await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => origin.listen(0, ORIGIN_HOST, resolve));
   originPort = (origin.address() as { port: number }).port;
 }, 60_000);
 
@@ -312,10 +315,15 @@ describe('the sandbox through MCP', () => {
   it('fetches through the capture proxy with network proxy, captured with source farm', async () => {
     const marker = `farm-${Date.now()}`;
     const output = await confirmedRun({
-      command: `curl -sS --max-time 10 http://127.0.0.1:${originPort}/${marker}`,
+      command:
+        `curl -sS --max-time 10 http://${ORIGIN_HOST}:${originPort}/${marker}; echo; ` +
+        `curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://127.0.0.1:${stack().ports.api}/rest/v1/`,
       network: 'proxy',
     });
-    expect(output.stdout).toBe(`origin saw /${marker}`);
+    const [fetched, ownApi] = String(output.stdout).split('\n');
+    expect(fetched).toBe(`origin saw /${marker}`);
+    // The stack's own API, through the same proxy: refused (loopback is not allowed).
+    expect(ownApi).toBe('403');
     const deviceUuid = String(output.device_uuid);
     const deadline = Date.now() + 10_000;
     let rows: Array<{ source: string; device_uuid: string }> = [];
