@@ -2,6 +2,7 @@
 // tool, what happened (asked, refused, ran, failed), the redacted arguments, the outcome and how
 // long it took. A run is recorded before it starts and completed after, so a run that never
 // finishes (a crash, a deploy) still shows; when the record cannot be written, nothing runs.
+import { createHash } from 'node:crypto';
 import type { CallerProfile } from '../mcp/caller-profile.ts';
 import type { Database } from '../store/database.ts';
 
@@ -16,6 +17,33 @@ export interface AuditEntry {
   outcome: Record<string, unknown>;
   durationMs?: number;
   confirmationId?: string;
+}
+
+/** Longer argument strings (an uploaded APK in base64, a long script) are logged by digest. */
+const LOGGED_STRING_LIMIT = 2_048;
+
+/**
+ * Arguments as the log keeps them: a string over the limit becomes its length and SHA-256, so
+ * the record still identifies exactly what ran without copying megabytes into every row.
+ */
+export function argumentsForLog(value: unknown): unknown {
+  if (typeof value === 'string' && value.length > LOGGED_STRING_LIMIT) {
+    return { omitted: 'long string', length: value.length, sha256: sha256Hex(value) };
+  }
+  if (Array.isArray(value)) return value.map(argumentsForLog);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([key, item]) => [
+        key,
+        argumentsForLog(item),
+      ]),
+    );
+  }
+  return value;
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** Output fields worth keeping in the log: scalars, short strings (long text stays out). */

@@ -11,7 +11,7 @@ import type { ToolCall, ToolDefinition } from '../mcp/tool-definition.ts';
 import { ToolError, toolErrorResult } from '../mcp/tool-error.ts';
 import { parseArguments, resultOf, runTool } from '../mcp/tool-run.ts';
 import { isStoreOutage } from '../store/database.ts';
-import { type AuditEvent, outcomeSummary } from './audit.ts';
+import { type AuditEvent, argumentsForLog, outcomeSummary } from './audit.ts';
 import { REFUSAL_MESSAGES } from './confirmations.ts';
 import type { Farm } from './farm.ts';
 
@@ -70,7 +70,7 @@ export async function callFarmTool(
 ) {
   const { audit, confirmations } = call.farm;
   const userId = call.caller.userId;
-  const logged = await call.redact(rawArguments ?? {});
+  const logged = await call.redact(argumentsForLog(rawArguments ?? {}));
   const record = (event: AuditEvent, outcome: Record<string, unknown>, confirmationId?: string) =>
     audit.record({
       caller: call.caller,
