@@ -5,6 +5,7 @@ import type { FarmConfig } from '../config.ts';
 import type { ToolCall } from '../mcp/tool-definition.ts';
 import type { AppInstaller } from './apps/app-installer.ts';
 import type { FarmAudit } from './audit.ts';
+import type { BrowserSessions } from './browser/browser-sessions.ts';
 import type { FarmConfirmations } from './confirmations.ts';
 import type { ShellSandbox } from './shell/shell-sandbox.ts';
 
@@ -36,6 +37,8 @@ export interface Farm {
   confirmations: FarmConfirmations;
   audit: FarmAudit;
   shell: ShellSandbox;
+  /** browser_cdp's sandboxed Chromium sessions on this host (docs/farm.md "Browser"). */
+  browsers: BrowserSessions;
   /** This host's Android devices over adb (the `_install_app` family, docs/farm.md). */
   android: AppInstaller;
 }

@@ -6,6 +6,7 @@ import type { FarmConfig } from '../config.ts';
 import type { Database } from '../store/database.ts';
 import { AndroidFarm } from './android/android-farm.ts';
 import { FarmAudit } from './audit.ts';
+import { BrowserSessions } from './browser/browser-sessions.ts';
 import { FarmConfirmations } from './confirmations.ts';
 import type { Farm } from './farm.ts';
 import { ProxyFarmDevices } from './farm-devices.ts';
@@ -25,15 +26,18 @@ export function startFarm(config: FarmConfig, db: Database, logger: Logger): Run
     commandTimeoutMs: config.android.commandTimeoutMs,
     installTimeoutMs: config.android.installTimeoutMs,
   });
+  const devices = new ProxyFarmDevices(config, db, farmLogger);
+  const browsers = new BrowserSessions(config, db, devices, farmLogger);
   return {
     config,
-    devices: new ProxyFarmDevices(config, db, farmLogger),
+    devices,
     confirmations: new FarmConfirmations(db, config.confirmationTtlSeconds),
     audit: new FarmAudit(db),
     shell,
+    browsers,
     android,
     async close() {
-      await Promise.all([shell.close(), android.close()]);
+      await Promise.all([shell.close(), browsers.closeAll(), android.close()]);
     },
   };
 }

@@ -6,6 +6,7 @@ import {
   androidListPackages,
   androidUninstallApp,
 } from '../farm/tools/android-apps.ts';
+import { browserCdp } from '../farm/tools/browser-cdp.ts';
 import { farmRunShell } from '../farm/tools/farm-run-shell.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { listBreakpoints, resumeBreakpoint } from './tools/breakpoints.ts';
@@ -26,6 +27,7 @@ export const TOOL_CATALOG: readonly ToolDefinition[] = [
   listWorkspaces,
   listTags,
   farmRunShell,
+  browserCdp,
   androidInstallApp,
   androidListPackages,
   androidUninstallApp,

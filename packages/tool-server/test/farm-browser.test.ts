@@ -1,0 +1,416 @@
+// browser_cdp end to end: the official MCP SDK client with tokens from the real OAuth flow, against
+// the repo stack with its capture proxy and a farm. A local site (on 127.0.0.2, the only
+// destination this stack's proxy may reach) is loaded in the sandboxed Chromium, read, clicked,
+// typed into and photographed; its requests are then found in `entries` with source `cdp` under
+// the caller's farm browser device. Then the rules: who may call, evaluate confirmed and
+// capability-gated, sessions kept apart by user and grant, the stack out of reach, a revoked grant
+// ending its browser, and (on BrowserSessions directly, with short limits) idle time, the limits,
+// Chromium's own sandbox and shutdown.
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { promisify } from 'node:util';
+import { decodeJwt } from 'jose';
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FarmConfigSchema } from '../src/config.ts';
+import { BrowserSessions } from '../src/farm/browser/browser-sessions.ts';
+import { ProxyFarmDevices } from '../src/farm/farm-devices.ts';
+import { CallerProfiles } from '../src/mcp/caller-profile.ts';
+import type { ToolCall } from '../src/mcp/tool-definition.ts';
+import { ToolError } from '../src/mcp/tool-error.ts';
+import { createDatabase, type Database } from '../src/store/database.ts';
+import { type ConnectedClient, connectClient, resultJson } from './helpers/mcp-clients.ts';
+import { authorizeAndExchange, DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
+
+const SITE_HOST = '127.0.0.2';
+const stack = useOAuthStack({ proxy: true, proxyDestinations: [`${SITE_HOST}/32`] });
+const run = promisify(execFile);
+/** The stack's farm browsers (the default uid base) and those of the direct tests below. */
+const BROWSER_UIDS = [62_000, 62_001, 62_002, 62_003, 62_100, 62_101];
+
+let db: pg.Client;
+let admin: ConnectedClient;
+let site: Server;
+let siteUrl = '';
+const siteHits: string[] = [];
+
+const PAGES: Record<string, string> = {
+  '/start': `<!doctype html><title>Farm start</title><h1>Welcome to the farm</h1>
+    <a href="/next">Next page</a>
+    <form action="/search"><label for="q">Query</label><input id="q" name="q"><button>Search</button></form>`,
+  '/next': '<!doctype html><title>Next page</title><p>You followed the link.</p>',
+};
+
+async function connectAs(login: { email: string; password: string }) {
+  const tokens = await authorizeAndExchange(stack(), login);
+  return { tokens, client: await connectClient('v2-modern', stack().mcpUrl, tokens.access_token) };
+}
+
+async function browse(client: ConnectedClient, args: Record<string, unknown>) {
+  const result = await client.callTool('browser_cdp', args);
+  if (result.isError)
+    throw new Error(`browser_cdp ${args.action} failed: ${JSON.stringify(result)}`);
+  return result;
+}
+
+async function browseOk(client: ConnectedClient, args: Record<string, unknown>) {
+  return (await browse(client, args)).structuredContent as Record<string, unknown>;
+}
+
+/** Processes per farm-browser uid, as the host sees them. */
+async function browserProcesses(): Promise<Map<number, number>> {
+  const { stdout } = await run('ps', ['-eo', 'uid=']);
+  const counts = new Map<number, number>();
+  for (const line of stdout.split('\n')) {
+    const uid = Number(line.trim());
+    if (BROWSER_UIDS.includes(uid)) counts.set(uid, (counts.get(uid) ?? 0) + 1);
+  }
+  return counts;
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function auditEvents(email: string): Promise<string[]> {
+  const { rows } = await db.query<{ event: string; action: string }>(
+    `select event, arguments ->> 'action' as action from public.farm_audit
+      where user_email = $1 and tool = 'browser_cdp' order by id`,
+    [email],
+  );
+  return rows.map((row) => `${row.event}:${row.action}`);
+}
+
+beforeAll(async () => {
+  db = new pg.Client({ connectionString: stack().dbUrl });
+  await db.connect();
+  ({ client: admin } = await connectAs(DEMO.admin));
+  site = createServer((request, response) => {
+    siteHits.push(request.url ?? '');
+    const url = new URL(request.url ?? '/', 'http://site');
+    if (url.pathname === '/search') {
+      response.setHeader('content-type', 'text/html');
+      response.end(
+        `<!doctype html><title>Results</title><p>Searched for ${url.searchParams.get('q')}</p>`,
+      );
+      return;
+    }
+    const page = PAGES[url.pathname];
+    response.statusCode = page ? 200 : 404;
+    response.setHeader('content-type', 'text/html');
+    response.end(page ?? '<p>not here</p>');
+  });
+  await new Promise<void>((resolve) => site.listen(0, SITE_HOST, resolve));
+  siteUrl = `http://${SITE_HOST}:${(site.address() as { port: number }).port}`;
+}, 60_000);
+
+afterAll(async () => {
+  await admin?.close();
+  site?.close();
+  await db?.end();
+});
+
+describe('who may drive a farm browser', () => {
+  it('is listed for a farm user, and neither listed nor run for a member or a viewer', async () => {
+    expect(await admin.listToolNames()).toContain('browser_cdp');
+    for (const login of [DEMO.member, DEMO.viewer]) {
+      const { client } = await connectAs(login);
+      try {
+        expect(await client.listToolNames()).not.toContain('browser_cdp');
+        const refused = await client.callTool('browser_cdp', { action: 'open', url: siteUrl });
+        expect(refused.isError).toBe(true);
+        expect(resultJson(refused)).toMatchObject({ error: 'permission_denied' });
+        expect((await auditEvents(login.email)).at(-1)).toBe('refused:open');
+      } finally {
+        await client.close();
+      }
+    }
+    expect(siteHits).toEqual([]);
+  });
+});
+
+describe('a session', () => {
+  let sessionId = '';
+
+  it('loads a local page through the capture proxy, captured with source cdp under the caller', async () => {
+    const opened = await browseOk(admin, { action: 'open', url: `${siteUrl}/start` });
+    sessionId = String(opened.session_id);
+    expect(opened).toMatchObject({ status: 200, title: 'Farm start', url: `${siteUrl}/start` });
+    expect(siteHits).toContain('/start');
+    const entry = await waitFor(async () => {
+      const { rows } = await db.query<{ source: string; device_uuid: string }>(
+        `select payload ->> 'source' as source, device_uuid::text from public.entries
+          where url = $1`,
+        [`${siteUrl}/start`],
+      );
+      return rows[0];
+    }, 10_000);
+    expect(entry).toEqual({ source: 'cdp', device_uuid: opened.device_uuid });
+    const { rows: device } = await db.query(
+      `select d.name, u.email, f.source from public.devices d
+         join auth.users u on u.id = d.owner_user_id
+         join private.farm_devices f on f.device_uuid = d.uuid
+        where d.uuid = $1`,
+      [opened.device_uuid],
+    );
+    expect(device).toEqual([{ name: 'Farm browser', email: DEMO.admin.email, source: 'cdp' }]);
+  });
+
+  it('reads the text and the accessibility tree, clicks by ref and types by selector', async () => {
+    const text = await browseOk(admin, { action: 'read_text', session_id: sessionId });
+    expect(text.text).toContain('Welcome to the farm');
+    expect(text.truncated).toBe(false);
+    const tree = String((await browseOk(admin, { action: 'accessibility_tree' })).tree);
+    expect(tree).toContain('heading "Welcome to the farm" [level=1]');
+    const ref = /link "Next page" \[ref=(n\d+)\]/.exec(tree)?.[1];
+    expect(ref).toBeDefined();
+    const clicked = await browseOk(admin, { action: 'click', session_id: sessionId, ref });
+    expect(clicked).toMatchObject({ url: `${siteUrl}/next`, title: 'Next page' });
+    await browseOk(admin, { action: 'navigate', session_id: sessionId, url: `${siteUrl}/start` });
+    const typed = await browseOk(admin, {
+      action: 'type',
+      session_id: sessionId,
+      selector: '#q',
+      text: 'farm tools',
+      submit: true,
+    });
+    expect(typed).toMatchObject({ url: `${siteUrl}/search?q=farm+tools`, title: 'Results' });
+    expect((await browseOk(admin, { action: 'read_text' })).text).toBe('Searched for farm tools');
+  });
+
+  it('answers a missing element or a bad selector as such', async () => {
+    const missing = await admin.callTool('browser_cdp', { action: 'click', selector: '#nowhere' });
+    expect(resultJson(missing)).toMatchObject({ error: 'not_found' });
+    const bad = await admin.callTool('browser_cdp', { action: 'click', selector: 'a[' });
+    expect(resultJson(bad)).toMatchObject({ error: 'invalid_arguments' });
+    const noUrl = await admin.callTool('browser_cdp', { action: 'navigate' });
+    expect(resultJson(noUrl)).toMatchObject({ error: 'invalid_arguments' });
+    const fileUrl = await admin.callTool('browser_cdp', {
+      action: 'navigate',
+      url: 'file:///etc/passwd',
+    });
+    expect(resultJson(fileUrl)).toMatchObject({ error: 'invalid_arguments' });
+  });
+
+  it('takes a screenshot, sent as image content', async () => {
+    const result = await browse(admin, { action: 'screenshot', session_id: sessionId });
+    const image = result.content.find((block) => block.type === 'image') as
+      | { data: string; mimeType: string }
+      | undefined;
+    expect(image?.mimeType).toBe('image/png');
+    const png = Buffer.from(image?.data ?? '', 'base64');
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    expect(png.readUInt32BE(16)).toBe(1280);
+    expect(png.readUInt32BE(20)).toBe(800);
+    const shown = result.structuredContent?.screenshot as Record<string, unknown>;
+    expect(shown).toEqual({ mime_type: 'image/png', width: 1280, height: 800, bytes: png.length });
+  });
+
+  it('trusts the project CA: an intercepted HTTPS page is the proxy answering, not a certificate error', async () => {
+    // Nothing listens there: the proxy completes TLS with its own leaf, then answers 502.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, SITE_HOST, resolve));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const https = await browseOk(admin, {
+      action: 'navigate',
+      url: `https://${SITE_HOST}:${port}/tls`,
+    });
+    expect(https.status).toBe(502);
+  });
+
+  it('cannot reach the stack: its API and database are refused by the proxy', async () => {
+    const { ports } = stack();
+    for (const port of [ports.api, ports.db, ports.mcp]) {
+      const answer = await browseOk(admin, {
+        action: 'navigate',
+        url: `http://127.0.0.1:${port}/`,
+      });
+      expect(answer.status, String(port)).toBe(403);
+    }
+  });
+
+  it('runs evaluate only once confirmed, for exactly the confirmed expression', async () => {
+    await browseOk(admin, { action: 'navigate', session_id: sessionId, url: `${siteUrl}/next` });
+    const args = { action: 'evaluate', session_id: sessionId, expression: 'document.title' };
+    const asked = await browseOk(admin, args);
+    expect(asked).toMatchObject({ status: 'confirmation_required' });
+    expect(String(asked.would_run)).toContain('document.title');
+    const other = await admin.callTool('browser_cdp', {
+      ...args,
+      expression: 'document.cookie',
+      confirmation: asked.confirmation,
+    });
+    expect(resultJson(other)).toMatchObject({ error: 'confirmation_refused' });
+    const ran = await browseOk(admin, { ...args, confirmation: asked.confirmation });
+    expect(ran).toMatchObject({ result: 'Next page', title: 'Next page' });
+    const again = await admin.callTool('browser_cdp', {
+      ...args,
+      confirmation: asked.confirmation,
+    });
+    expect(resultJson(again)).toMatchObject({ error: 'confirmation_refused' });
+  });
+
+  it('is out of reach of another user and of another grant of the same user', async () => {
+    await db.query(
+      `insert into public.roles (slug, name) values ('farm_browser_test', 'Farm browser test')
+         on conflict do nothing;
+       insert into public.role_capabilities (role_id, section, action)
+         select id, 'farm', 'edit' from public.roles where slug = 'farm_browser_test'
+         on conflict do nothing;
+       insert into public.user_roles (user_id, role_id)
+         select u.id, r.id from auth.users u, public.roles r
+          where u.email = '${DEMO.member.email}' and r.slug = 'farm_browser_test'
+         on conflict do nothing;`,
+    );
+    const { client: farmer } = await connectAs(DEMO.member);
+    const { client: adminElsewhere } = await connectAs(DEMO.admin);
+    try {
+      for (const client of [farmer, adminElsewhere]) {
+        const reached = await client.callTool('browser_cdp', {
+          action: 'read_text',
+          session_id: sessionId,
+        });
+        expect(resultJson(reached)).toMatchObject({ error: 'not_found' });
+      }
+      // A farm user without farm_scripts: evaluate is refused even once confirmed.
+      const asked = await browseOk(farmer, { action: 'evaluate', expression: '1 + 1' });
+      const refused = await farmer.callTool('browser_cdp', {
+        action: 'evaluate',
+        expression: '1 + 1',
+        confirmation: asked.confirmation,
+      });
+      expect(resultJson(refused)).toMatchObject({ error: 'permission_denied' });
+      expect(siteHits.filter((hit) => hit === '/start')).toHaveLength(2);
+    } finally {
+      await farmer.close();
+      await adminElsewhere.close();
+      await db.query(
+        `delete from public.user_roles
+          where role_id = (select id from public.roles where slug = 'farm_browser_test')`,
+      );
+    }
+  });
+
+  it('ends when closed: its browser is gone and its id unknown', async () => {
+    const before = await browserProcesses();
+    const closed = await browseOk(admin, { action: 'close', session_id: sessionId });
+    expect(closed).toMatchObject({ closed: true, url: null });
+    const after = await browserProcesses();
+    expect([...after.values()].reduce((a, b) => a + b, 0)).toBeLessThan(
+      [...before.values()].reduce((a, b) => a + b, 0),
+    );
+    const gone = await admin.callTool('browser_cdp', {
+      action: 'read_text',
+      session_id: sessionId,
+    });
+    expect(resultJson(gone)).toMatchObject({ error: 'not_found' });
+    expect(await auditEvents(DEMO.admin.email)).toEqual(
+      expect.arrayContaining([
+        'ran:open',
+        'ran:click',
+        'asked:evaluate',
+        'refused:evaluate',
+        'ran:evaluate',
+        'ran:close',
+      ]),
+    );
+  });
+
+  it('ends within 15 s of its grant being revoked', async () => {
+    const { tokens, client } = await connectAs(DEMO.admin);
+    try {
+      const before = await browserProcesses();
+      await browseOk(client, { action: 'open' });
+      const after = await browserProcesses();
+      const uid = [...after.keys()].find((candidate) => !before.has(candidate));
+      expect(uid, 'the new session runs as a uid no other browser uses').toBeDefined();
+      const response = await fetch(
+        `${stack().mcpUrl}/oauth/grants?client_id=${encodeURIComponent(tokens.client.client_id)}`,
+        {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${await signIn(stack(), DEMO.admin)}` },
+        },
+      );
+      expect(response.status).toBeLessThan(300);
+      await waitFor(
+        async () => ((await browserProcesses()).has(uid as number) ? undefined : true),
+        25_000,
+      );
+    } finally {
+      await client.close();
+    }
+  }, 40_000);
+});
+
+describe('sessions on this host', () => {
+  const logger = pino({ level: 'silent' });
+  let toolDb: Database;
+  let sessions: BrowserSessions;
+  let call: ToolCall;
+
+  beforeAll(async () => {
+    const config = FarmConfigSchema.parse({
+      enabled: true,
+      proxyManagementUrl: `http://127.0.0.1:${stack().ports.proxyManagement}`,
+      browser: { idleSeconds: 5, maxSessions: 2, maxSessionsPerUser: 1, sandboxUidBase: 62_100 },
+    });
+    toolDb = createDatabase(stack().dbUrl, logger, { timeoutMs: 10_000 });
+    const { tokens } = await connectAs(DEMO.admin);
+    const caller = await new CallerProfiles(toolDb).profileOf(decodeJwt(tokens.access_token));
+    call = {
+      caller,
+      asCaller: (work) => toolDb.asCaller(caller.claims, work),
+      redact: async (payload) => payload,
+      pacUrl: () => null,
+      farm: null,
+    };
+    sessions = new BrowserSessions(
+      config,
+      toolDb,
+      new ProxyFarmDevices(config, toolDb, logger),
+      logger,
+    );
+  });
+
+  afterAll(async () => {
+    await sessions?.closeAll();
+    await toolDb?.close();
+  });
+
+  it('runs Chromium as an unprivileged uid, with its own sandbox on inside ours', async () => {
+    const session = await sessions.open(call);
+    const text = await session.run(async (page) => {
+      await page.navigate('chrome://sandbox', 'load', 10_000);
+      return (await page.readText(10_000)).text;
+    });
+    expect(text).toContain('Seccomp-BPF sandbox\tYes');
+    expect(text).toContain('You are adequately sandboxed.');
+    expect((await browserProcesses()).get(62_100)).toBeGreaterThan(1);
+  });
+
+  it('holds each user to their share of browsers', async () => {
+    await expect(sessions.open(call)).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
+  it('ends a session nobody used for its idle time', async () => {
+    const { id } = await sessions.reach(call, undefined);
+    await waitFor(async () => ((await browserProcesses()).has(62_100) ? undefined : true), 12_000);
+    await expect(sessions.reach(call, id)).rejects.toBeInstanceOf(ToolError);
+  }, 20_000);
+
+  it('closes every browser on shutdown and opens none after', async () => {
+    await sessions.open(call);
+    expect((await browserProcesses()).has(62_100)).toBe(true);
+    await sessions.closeAll();
+    expect((await browserProcesses()).has(62_100)).toBe(false);
+    await expect(sessions.open(call)).rejects.toMatchObject({ code: 'unavailable' });
+  });
+});
