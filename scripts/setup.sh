@@ -31,11 +31,11 @@ if ((${#missing[@]} > 0)); then
 fi
 
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  # `npm install` from the lock, not `npm ci`: npm 11.19 writes lock files without the other
-  # platforms' optional binary packages and then refuses them in `npm ci` ("Missing: … from lock
-  # file"). With the lock present, install resolves to exactly the locked versions.
-  echo 'setup: npm install (from package-lock.json)'
-  npm install --no-audit --no-fund
+  # `npm ci`: exactly the lock file, which it never rewrites. The lock names every platform's
+  # binary package that exists (packages/stack/test/install.test.ts checks it); the few a pinned
+  # package declares but never published are overridden by scripts/unpublished-platform-package.
+  echo 'setup: npm ci (from package-lock.json)'
+  npm ci --no-audit --no-fund
 fi
 
 # The dashboard is served from its Vite build; rebuild it when dist/ is missing or older than any
