@@ -89,7 +89,7 @@ export function createAnswerFilter(options: AnswerFilterOptions): AnswerFilter {
       return out;
     },
     async finish(footer) {
-      const answer = (await clean(raw.trimEnd())) + footer;
+      const answer = (await clean(raw)) + footer;
       const rest = !diverged && answer.startsWith(emitted) ? answer.slice(emitted.length) : '';
       return { answer, rest };
     },
