@@ -253,12 +253,6 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   mkdirSync(dataDir, { recursive: true });
 
   const stoppers: Array<() => Promise<void>> = [];
-  const stop = async () => {
-    for (const stopOne of stoppers.reverse()) await stopOne().catch(() => undefined);
-    stoppers.length = 0;
-  };
-  try {
-    const cluster = await startCluster({
   // Each service the stack starts: one notable line when it is up and one when it has stopped.
   const owned = (name: string, where: string, stopOne: () => Promise<void>) => {
     logger.info(notable(name), `started ${where}`);
@@ -267,6 +261,12 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       logger.info(notable(name), 'stopped');
     });
   };
+  const stop = async () => {
+    for (const stopOne of stoppers.reverse()) await stopOne().catch(() => undefined);
+    stoppers.length = 0;
+  };
+  try {
+    const cluster = await startCluster({
       dataDir,
       port: ports.db,
       logger,
