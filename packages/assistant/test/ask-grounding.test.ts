@@ -312,6 +312,10 @@ describe('untrusted captured data', () => {
     const sent = fixture()
       .stub.requests.map((request) => request.text)
       .join('\n');
+    const logs = fixture().lines.join('');
+    for (const value of [secret, cookie, tokens.member]) {
+      expect(logs).not.toContain(value);
+    }
     for (const value of [secret, cookie]) {
       expect(sent).not.toContain(value);
       expect(answer).not.toContain(value);

@@ -63,6 +63,8 @@ function describeFailure(error: unknown): string {
 }
 
 export async function runToolCall(call: FunctionCall, context: ToolRunContext): Promise<string> {
+  // After an abort no tool starts (and so nothing is written).
+  if (context.signal.aborted) return '';
   const tool = context.tools.find((candidate) => candidate.name === call.name);
   if (!tool) {
     return toolError(context, call.name, `no tool named ${call.name} is available to this user`);

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { type RunningStack, startStack } from '@capture/stack';
 import { LLMock } from '@copilotkit/aimock';
 import { createClient, type SupabaseClient } from '@supabase/supabase-js';
@@ -27,6 +28,10 @@ export const DASHBOARD_URL = 'https://dashboard.test';
 
 export interface AskStack {
   stack: RunningStack;
+  /** The ask function's own log events (log.ts), parsed, oldest first. */
+  askLogs: Array<Record<string, unknown>>;
+  /** Every line the stack and its functions logged. */
+  lines: string[];
   stub: ResponsesStub;
   aimock: LLMock;
   service: SupabaseClient;
@@ -41,12 +46,25 @@ export function useAskStack(secrets: Record<string, string> = {}): () => AskStac
     const aimock = new LLMock({ port: 0, host: '127.0.0.1' });
     await aimock.start();
     dataDir = mkdtempSync(join(tmpdir(), 'assistant-test-'));
+    const lines: string[] = [];
+    const askLogs: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        const line = String(chunk);
+        lines.push(line);
+        const entry = JSON.parse(line) as { component?: string; msg?: string };
+        if (entry.component === 'fn:ask' && entry.msg?.startsWith('{"component":"ask"')) {
+          askLogs.push(JSON.parse(entry.msg) as Record<string, unknown>);
+        }
+        done();
+      },
+    });
     const stack = await startStack({
       dataDir,
       ports: 'free',
       ephemeral: true,
       proxy: false,
-      logger: pino({ level: process.env.STACK_LOG_LEVEL ?? 'warn' }),
+      logger: pino({ level: 'info' }, sink),
       toolServerSettings: { registrationsPerHour: 10_000 },
       functionSecrets: {
         OPENAI_API_KEY: 'test-provider-key',
@@ -62,7 +80,15 @@ export function useAskStack(secrets: Record<string, string> = {}): () => AskStac
     const service = createClient(stack.apiUrl, stack.keys.secretKey, {
       auth: { persistSession: false, autoRefreshToken: false },
     });
-    fixture = { stack, stub, aimock, service, askUrl: `${stack.apiUrl}/functions/v1/ask` };
+    fixture = {
+      stack,
+      askLogs,
+      lines,
+      stub,
+      aimock,
+      service,
+      askUrl: `${stack.apiUrl}/functions/v1/ask`,
+    };
   });
   afterAll(async () => {
     await fixture?.stack.stop();
