@@ -65,7 +65,9 @@ export async function runAsk(input: AskRunInput): Promise<AskOutcome> {
   });
   const agents = await loadAgents(input.db, signal);
   if (signal.aborted) return { ok: false, code: 'aborted' };
-  const agent = chooseAgent(input.request.question, agents);
+  const chosen = chooseAgent(input.request.question, agents);
+  // Registry text is user-authored too: it reaches the model through the same redaction.
+  const agent = chosen && { ...chosen, instructions: await redact(chosen.instructions) };
   if (agent) emit({ event: 'tool', data: { label: `Asking the ${agent.label}` } });
   const tools = toolsFor(caller);
   const modelTools: OpenAI.Responses.Tool[] = tools.map((tool) => ({
