@@ -16,7 +16,8 @@ const RUN_FLUSH_CHARS = 240;
 
 const IMAGE = /!\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"\n]*")?\s*\)/g;
 const LINK = /\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"\n]*")?\s*\)/g;
-const BARE_URL = /\b(?:https?|ftp):\/\/[^\s<>()`"'\]]+/gi;
+// GFM also autolinks `www.` hosts without a scheme.
+const BARE_URL = /\b(?:(?:https?|ftp):\/\/|www\.)[^\s<>()`"'\]]+/gi;
 const HTML_TAG = /<(\/?[a-zA-Z][^<>\n]*)>/g;
 
 /** Applies the link policy to complete markdown. */

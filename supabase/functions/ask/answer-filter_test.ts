@@ -31,6 +31,16 @@ Deno.test('turns bare URLs that are not allowed into inline code and escapes raw
   );
 });
 
+Deno.test('defuses scheme-less www. autolinks and protocol-relative links', () => {
+  assertEquals(
+    filterLinks(
+      'go to www.evil.test/x?d=1 or [here](//evil.test/p) ![](//evil.test/i.png)',
+      allowed,
+    ),
+    'go to `www.evil.test/x?d=1` or here (image)',
+  );
+});
+
 Deno.test('streams whole lines whose concatenation is the final answer, redacted', async () => {
   const redactor = createRedactor({ key: new TextEncoder().encode('k'.repeat(32)) });
   const filter = createAnswerFilter({
