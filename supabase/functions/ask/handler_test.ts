@@ -219,3 +219,48 @@ Deno.test('routes to a specialist agent named with @slug or by its words, else t
     else ok(!system.includes('acting as the specialist'), system);
   }
 });
+
+Deno.test('offers web_search when enabled, says so while it runs, and keeps only cited links', async () => {
+  const text = 'Per [the guide](https://docs.test/pac) and [a blog](https://blog.test/x).';
+  const search = {
+    type: 'web_search_call',
+    id: 'ws1',
+    status: 'completed',
+    action: { type: 'search' },
+  };
+  const answer = {
+    ...message(text),
+    content: [{
+      type: 'output_text',
+      text,
+      annotations: [{
+        type: 'url_citation',
+        url: 'https://docs.test/pac',
+        title: 'PAC guide',
+        start_index: 4,
+        end_index: 40,
+      }],
+    }],
+  };
+  const { deps, modelBodies } = harness(
+    {
+      model: () =>
+        sse([
+          { type: 'response.web_search_call.in_progress', output_index: 0, item_id: 'ws1' },
+          { type: 'response.output_item.done', output_index: 0, item: search },
+          ...textEvents(text).slice(0, 1),
+          { type: 'response.output_item.done', output_index: 1, item: answer },
+          completed([search, answer]),
+        ]),
+    },
+    { webSearch: true },
+  );
+  const response = await handleAsk(ask({ question: 'how do PAC files work?' }, true), deps);
+  const body = await response.text();
+  ok((modelBodies[0]?.tools as Array<{ type: string }>).some((tool) => tool.type === 'web_search'));
+  ok(body.includes('event: tool\ndata: {"label":"Searching the web"}'), body);
+  const done = /event: done\ndata: (.*)\n/.exec(body)?.[1] ?? '{}';
+  const final = (JSON.parse(done) as { answer: string }).answer;
+  ok(final.startsWith('Per [the guide](https://docs.test/pac) and a blog.'), final);
+  ok(final.includes('**Sources**\n- [PAC guide](https://docs.test/pac)'), final);
+});
