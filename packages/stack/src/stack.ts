@@ -20,9 +20,9 @@ import { discoverFunctions, readFunctionsEnv } from './functions/discover.ts';
 import { FunctionHost } from './functions/function-host.ts';
 import { startGateway } from './gateway/gateway.ts';
 import { createProjectKeys, type ProjectKeys } from './keys.ts';
+import { notable } from './logging/stack-logger.ts';
 import { assertPortFree, findFreePort, findFreePortRange } from './ports.ts';
 import { startCluster } from './postgres/cluster.ts';
-import { notable } from './logging/stack-logger.ts';
 import { applyMigrations, applyPlatformBootstrap, applySeed } from './postgres/schema-setup.ts';
 import { startPostgrest } from './postgrest.ts';
 import { loadProjectConfig } from './project-config.ts';
@@ -349,7 +349,11 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
         },
         logger,
       );
-      owned('proxy', `on 127.0.0.1:${ports.proxy} (management ${ports.proxyManagement})`, proxy.stop);
+      owned(
+        'proxy',
+        `on 127.0.0.1:${ports.proxy} (management ${ports.proxyManagement})`,
+        proxy.stop,
+      );
     }
     let toolServer: RunningToolServer | undefined;
     if (withToolServer) {
