@@ -3,7 +3,7 @@
 // tokens), the request validated (400 bad_request), the per-user rate limit taken, then the
 // answer given as SSE (`Accept: text/event-stream`, 001 §6) or blocking JSON {answer}.
 import { type CallerEnv, resolveCaller } from '../_shared/caller.ts';
-import { preflightResponse } from '../_shared/cors.ts';
+import { corsHeaders, preflightResponse } from '../_shared/cors.ts';
 import { createRedactor } from '../_shared/redaction.ts';
 import { type AskOutcome, runAsk } from './ask-run.ts';
 import type { AskConfig } from './config.ts';
@@ -13,7 +13,6 @@ import { type AskEvent, createEventStream, SSE_HEADERS } from './event-stream.ts
 import { logEvent } from './log.ts';
 import { createModelClient, type ModelClient } from './model.ts';
 import { BadRequest, parseAskRequest, readJsonBody } from './request.ts';
-import { corsHeaders } from '../_shared/cors.ts';
 import { errorResponse, METHODS, NOT_CONFIGURED } from './responses.ts';
 
 export interface AskDeps {
@@ -23,7 +22,7 @@ export interface AskDeps {
   createModel?: (config: AskConfig, apiKey: string) => ModelClient;
 }
 
-/** The function's own URL as the client called it, for confirm_url in artifacts. */
+/** {base_url}/functions/v1/ask (SUPABASE_URL is {base_url}), for confirm_url in artifacts. */
 function askUrlOf(config: AskConfig): string {
   return `${config.supabaseUrl}/functions/v1/ask`;
 }
