@@ -93,10 +93,10 @@ async function markFarmDevice(uuid: string, source: 'cdp' | 'farm'): Promise<voi
     `insert into public.devices (uuid, name, os, owner_user_id) values ($1, $2, 'linux', $3)`,
     [uuid, `Farm ${source}`, OWNER],
   );
-  await pool.query('insert into private.farm_devices (device_uuid, source) values ($1, $2)', [
-    uuid,
-    source,
-  ]);
+  await pool.query(
+    `insert into private.farm_devices (device_uuid, source, farm_host) values ($1, $2, 'farm-1')`,
+    [uuid, source],
+  );
 }
 
 async function allocate(uuid: string, localAddress = '127.0.0.1'): Promise<number> {

@@ -8,12 +8,13 @@
 // Chromium's own sandbox and shutdown.
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FarmConfigSchema } from '../src/config.ts';
+import { type FarmConfig, FarmConfigSchema } from '../src/config.ts';
 import { BrowserSessions } from '../src/farm/browser/browser-sessions.ts';
 import { ProxyFarmDevices } from '../src/farm/farm-devices.ts';
 import { CallerProfiles } from '../src/mcp/caller-profile.ts';
@@ -154,13 +155,16 @@ describe('a session', () => {
     }, 10_000);
     expect(entry).toEqual({ source: 'cdp', device_uuid: opened.device_uuid });
     const { rows: device } = await db.query(
-      `select d.name, u.email, f.source from public.devices d
+      `select d.name, u.email, f.source, f.farm_host from public.devices d
          join auth.users u on u.id = d.owner_user_id
          join private.farm_devices f on f.device_uuid = d.uuid
         where d.uuid = $1`,
       [opened.device_uuid],
     );
-    expect(device).toEqual([{ name: 'Farm browser', email: DEMO.admin.email, source: 'cdp' }]);
+    const host = hostname().slice(0, 63);
+    expect(device).toEqual([
+      { name: `Farm browser on ${host}`, email: DEMO.admin.email, source: 'cdp', farm_host: host },
+    ]);
   });
 
   it('reads the text and the accessibility tree, clicks by ref and types by selector', async () => {
@@ -355,9 +359,10 @@ describe('sessions on this host', () => {
   let toolDb: Database;
   let sessions: BrowserSessions;
   let call: ToolCall;
+  let config: FarmConfig;
 
   beforeAll(async () => {
-    const config = FarmConfigSchema.parse({
+    config = FarmConfigSchema.parse({
       enabled: true,
       proxyManagementUrl: `http://127.0.0.1:${stack().ports.proxyManagement}`,
       browser: { idleSeconds: 5, maxSessions: 2, maxSessionsPerUser: 1, sandboxUidBase: 62_100 },
@@ -405,6 +410,19 @@ describe('sessions on this host', () => {
     await waitFor(async () => ((await browserProcesses()).has(62_100) ? undefined : true), 12_000);
     await expect(sessions.reach(call, id)).rejects.toBeInstanceOf(ToolError);
   }, 20_000);
+
+  it('gives another farm host its own device and port (a port follows its latest /allocate)', async () => {
+    const here = await new ProxyFarmDevices(config, toolDb, logger).egressFor(call, 'cdp');
+    const elsewhere = await new ProxyFarmDevices(
+      { ...config, hostName: 'farm-2' },
+      toolDb,
+      logger,
+    ).egressFor(call, 'cdp');
+    expect(elsewhere.deviceUuid).not.toBe(here.deviceUuid);
+    expect(elsewhere.proxyPort).not.toBe(here.proxyPort);
+    const again = await new ProxyFarmDevices(config, toolDb, logger).egressFor(call, 'cdp');
+    expect(again).toEqual(here);
+  });
 
   it('closes every browser on shutdown and opens none after', async () => {
     await sessions.open(call);

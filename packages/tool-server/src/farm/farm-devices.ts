@@ -1,6 +1,7 @@
-// The farm's devices on the capture proxy (docs/farm.md "Devices"): every user has one device per
-// farm source, `cdp` for their farm browser and `farm` for their sandboxed shell, so what those
-// fetch lands in `entries` under a device of theirs. The device row is created as the user, under
+// The farm's devices on the capture proxy (docs/farm.md "Farm devices"): every user has one
+// device per farm host and source, `cdp` for their farm browser and `farm` for their sandboxed
+// shell, so what those fetch lands in `entries` under a device of theirs (per host, because a
+// device port follows the address of its latest /allocate). The device row is created as the user, under
 // RLS (it needs devices:edit like any other device); private.farm_devices marks it as the farm's,
 // which makes the proxy label its traffic with that source. Its port comes from the proxy's own
 // POST /allocate (002 §4.4), so the listener is up before anything is sent, with a certificate
@@ -66,29 +67,34 @@ export class ProxyFarmDevices implements FarmDevices {
     return { deviceUuid, proxyHost: this.config.proxyHost, proxyPort: port, caCertificatePem };
   }
 
+  private deviceName(source: FarmCaptureSource): string {
+    return `${DEVICE_NAMES[source]} on ${this.config.hostName}`;
+  }
+
   /**
-   * The caller's farm device for `source`, created on first use. One transaction under a lock per
-   * user and source, so two first calls at once make one device.
+   * The caller's farm device for `source` on this host, created on first use. One transaction
+   * under a lock per user, host and source, so two first calls at once make one device.
    */
   private deviceOf(call: ToolCall, source: FarmCaptureSource): Promise<string> {
     const userId = call.caller.userId;
+    const host = this.config.hostName;
     return this.db.transaction(async (client) => {
       await client.query('select pg_advisory_xact_lock(hashtext($1))', [
-        `farm_device:${userId}:${source}`,
+        `farm_device:${userId}:${host}:${source}`,
       ]);
       const { rows } = await client.query<{ device_uuid: string }>(
         `select f.device_uuid from private.farm_devices f
            join public.devices d on d.uuid = f.device_uuid
-          where d.owner_user_id = $1 and f.source = $2
+          where d.owner_user_id = $1 and f.farm_host = $2 and f.source = $3
           order by f.created_at limit 1`,
-        [userId, source],
+        [userId, host, source],
       );
       if (rows[0]) return rows[0].device_uuid;
-      const created = await insertDeviceAsCaller(client, call, DEVICE_NAMES[source]);
-      await client.query('insert into private.farm_devices (device_uuid, source) values ($1, $2)', [
-        created,
-        source,
-      ]);
+      const created = await insertDeviceAsCaller(client, call, this.deviceName(source));
+      await client.query(
+        'insert into private.farm_devices (device_uuid, source, farm_host) values ($1, $2, $3)',
+        [created, source, host],
+      );
       this.logger.info({ deviceUuid: created, source, userId }, 'farm device created');
       return created;
     });
@@ -103,7 +109,7 @@ export class ProxyFarmDevices implements FarmDevices {
     const bundle = await call.asCaller(async (client) => {
       const { rows } = await client.query<{ bundle: Bundle }>(
         'select public.issue_proxy_bundle($1) as bundle',
-        [`${DEVICE_NAMES[source]} port`],
+        [`${this.deviceName(source)} port`],
       );
       return rows[0]?.bundle as Bundle;
     });
@@ -114,7 +120,8 @@ export class ProxyFarmDevices implements FarmDevices {
           authorization: `Basic ${Buffer.from(`${bundle.bundle_id}:${bundle.password}`).toString('base64')}`,
           'content-type': 'application/json',
         },
-        body: JSON.stringify({ uuid: deviceUuid, deviceName: DEVICE_NAMES[source] }),
+        // The same name: /allocate renames the device to what it is given.
+        body: JSON.stringify({ uuid: deviceUuid, deviceName: this.deviceName(source) }),
         signal: AbortSignal.timeout(ALLOCATE_TIMEOUT_MS),
       }).catch((error: unknown) => {
         throw new ToolError('unavailable', 'The capture proxy is unreachable; retry shortly.', {
