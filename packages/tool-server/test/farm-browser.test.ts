@@ -6,7 +6,9 @@
 // capability-gated, sessions kept apart by user and grant, the stack out of reach, a revoked grant
 // ending its browser, and (on BrowserSessions directly, with short limits) idle time, the limits,
 // Chromium's own sandbox and shutdown.
+
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { promisify } from 'node:util';
@@ -187,6 +189,18 @@ describe('a session', () => {
     });
     expect(typed).toMatchObject({ url: `${siteUrl}/search?q=farm+tools`, title: 'Results' });
     expect((await browseOk(admin, { action: 'read_text' })).text).toBe('Searched for farm tools');
+    // What was typed may be a password: the audit keeps its length and digest, not the text.
+    const { rows } = await db.query<{ text: unknown }>(
+      `select arguments -> 'text' as text from public.farm_audit
+        where user_email = $1 and tool = 'browser_cdp' and arguments ->> 'action' = 'type'
+        order by id desc limit 1`,
+      [DEMO.admin.email],
+    );
+    expect(rows[0]?.text).toEqual({
+      omitted: 'kept as a digest',
+      length: 10,
+      sha256: createHash('sha256').update('farm tools').digest('hex'),
+    });
   });
 
   it('answers a missing element or a bad selector as such', async () => {
@@ -284,14 +298,19 @@ describe('a session', () => {
         });
         expect(resultJson(reached)).toMatchObject({ error: 'not_found' });
       }
-      // A farm user without farm_scripts: evaluate is refused even once confirmed.
-      const asked = await browseOk(farmer, { action: 'evaluate', expression: '1 + 1' });
+      // A farm user without farm_scripts: evaluate is refused at once, no confirmation handed out.
       const refused = await farmer.callTool('browser_cdp', {
         action: 'evaluate',
         expression: '1 + 1',
-        confirmation: asked.confirmation,
       });
+      expect(refused.isError).toBe(true);
       expect(resultJson(refused)).toMatchObject({ error: 'permission_denied' });
+      const { rows: farmerRows } = await db.query<{ event: string; reason: string }>(
+        `select event, outcome ->> 'reason' as reason from public.farm_audit
+          where user_email = $1 and tool = 'browser_cdp' and arguments ->> 'action' = 'evaluate'`,
+        [DEMO.member.email],
+      );
+      expect(farmerRows).toEqual([{ event: 'refused', reason: 'permission_denied' }]);
       expect(siteHits.filter((hit) => hit === '/start')).toHaveLength(2);
     } finally {
       await farmer.close();

@@ -23,14 +23,25 @@ export interface AuditEntry {
 const LOGGED_STRING_LIMIT = 2_048;
 
 /**
- * Arguments as the log keeps them: a string over the limit becomes its length and SHA-256, so
- * the record still identifies exactly what ran without copying megabytes into every row.
+ * Arguments as the log keeps them: a string over the limit, or a top-level argument the tool
+ * names as digested (text typed into a page may be a password), becomes its length and SHA-256,
+ * so the record still identifies exactly what ran without keeping the text itself.
  */
-export function argumentsForLog(value: unknown): unknown {
+export function argumentsForLog(value: unknown, digested: readonly string[] = []): unknown {
   if (typeof value === 'string' && value.length > LOGGED_STRING_LIMIT) {
     return { omitted: 'long string', length: value.length, sha256: sha256Hex(value) };
   }
-  if (Array.isArray(value)) return value.map(argumentsForLog);
+  if (digested.length > 0 && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([key, item]) => [
+        key,
+        digested.includes(key) && typeof item === 'string'
+          ? { omitted: 'kept as a digest', length: item.length, sha256: sha256Hex(item) }
+          : argumentsForLog(item),
+      ]),
+    );
+  }
+  if (Array.isArray(value)) return value.map((item) => argumentsForLog(item));
   if (value !== null && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value as Record<string, unknown>).map(([key, item]) => [

@@ -70,7 +70,7 @@ export async function callFarmTool(
 ) {
   const { audit, confirmations } = call.farm;
   const userId = call.caller.userId;
-  const logged = await call.redact(argumentsForLog(rawArguments ?? {}));
+  const logged = await call.redact(argumentsForLog(rawArguments ?? {}, tool.auditDigest));
   const record = (event: AuditEvent, outcome: Record<string, unknown>, confirmationId?: string) =>
     audit.record({
       caller: call.caller,
@@ -92,6 +92,11 @@ export async function callFarmTool(
       return toolErrorResult(parsed.error);
     }
     const { confirmation, ...args } = parsed.args;
+    const refusal = tool.refuse?.(call, args as never) ?? null;
+    if (refusal) {
+      await record('refused', { reason: refusal.code, message: refusal.message });
+      return toolErrorResult(refusal);
+    }
     const wouldRun = tool.confirm?.(args as never) ?? null;
     let confirmationId: string | undefined;
     // Where the client can ask its user, the person confirms directly (issue 16): the

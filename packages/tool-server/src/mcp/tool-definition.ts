@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import type { Farm } from '../farm/farm.ts';
 import type { CallerProfile } from './caller-profile.ts';
+import type { ToolError } from './tool-error.ts';
 
 export interface Capability {
   section: string;
@@ -58,6 +59,13 @@ export interface ToolDefinition<
    * confirmation bound to the caller, the tool and these exact arguments; null runs at once.
    */
   confirm?(args: z.output<Input>): string | null;
+  /**
+   * Refuses a call before anything else happens, confirmations included (a capability one
+   * action needs beyond the tool's own): answers the refusal, or null to go on.
+   */
+  refuse?(call: ToolCall, args: z.output<Input>): ToolError | null;
+  /** Farm tools: argument names the audit keeps only as length and SHA-256 (typed text). */
+  auditDigest?: readonly string[];
   /**
    * Binary parts of an output (a screenshot) sent as their own content blocks: answers the
    * output without them (still valid against `output`) and the blocks.

@@ -273,14 +273,21 @@ export const browserCdp = defineTool({
     const { data, ...shown } = output.screenshot;
     return { output: { ...output, screenshot: shown }, images: [{ data, mimeType: 'image/png' }] };
   },
+  // Before any confirmation is handed out: a confirmation for a script the caller may not run
+  // would only be refused later.
+  refuse(call, args) {
+    if (args.action !== 'evaluate' || call.caller.capabilities.has('farm_scripts:edit')) {
+      return null;
+    }
+    return new ToolError(
+      'permission_denied',
+      'permission denied: evaluate needs the capability farm_scripts:edit, which your role does not hold.',
+    );
+  },
+  // Text typed into a page may be a password: the audit keeps its length and digest only.
+  auditDigest: ['text'],
   async run(call, args) {
     const sessions = sessionsOf(call);
-    if (args.action === 'evaluate' && !call.caller.capabilities.has('farm_scripts:edit')) {
-      throw new ToolError(
-        'permission_denied',
-        'permission denied: evaluate needs the capability farm_scripts:edit, which your role does not hold.',
-      );
-    }
     const limitMs = call.farm?.config.browser.actionTimeoutMs ?? 30_000;
     const timeoutMs = Math.min(limitMs, (args.timeout_seconds ?? limitMs / 1000) * 1000);
     try {
