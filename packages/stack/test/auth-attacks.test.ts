@@ -347,7 +347,7 @@ describe('account enumeration', () => {
     await signUp(service, known, 'timing-pass-123');
     const unknown = uniqueEmail('timing-unknown');
     const times: Record<'known' | 'unknown', number[]> = { known: [], unknown: [] };
-    for (let i = 0; i < 10; i += 1) {
+    for (let i = 0; i < 20; i += 1) {
       for (const [kind, email] of [
         ['known', known],
         ['unknown', unknown],
@@ -358,13 +358,14 @@ describe('account enumeration', () => {
         expect(answer).toMatchObject({ status: 400, body: { error_code: 'invalid_credentials' } });
       }
     }
-    // The fastest of ten is each path's own cost; slower ones carry the load of a shared machine.
+    // The fastest of twenty is each path's own cost; slower ones carry the load of a shared
+    // machine (a CI run beside other test files once put 27 ms between the two minimums of ten).
     const knownCost = Math.min(...times.known);
     const unknownCost = Math.min(...times.unknown);
     // bcrypt at cost 10 takes tens of milliseconds; without the dummy hash an unknown address
-    // answered in a few (measured before the fix: 63 ms against 4 ms).
+    // answered in a few (measured before the fix: 63 ms against 4 ms, a gap this bound catches).
     expect(knownCost).toBeGreaterThan(20);
-    expect(Math.abs(knownCost - unknownCost)).toBeLessThan(Math.max(10, knownCost * 0.2));
+    expect(Math.abs(knownCost - unknownCost)).toBeLessThan(Math.max(15, knownCost * 0.35));
   });
 });
 

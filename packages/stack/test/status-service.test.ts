@@ -101,7 +101,10 @@ describe('the status service in the local stack', () => {
     const row = await until(async () => {
       const current = await readRow(stack.dbUrl);
       const parsed = current && StatusSnapshot.safeParse(current.snapshot);
-      return parsed?.success && parsed.data.components.length === 6 ? parsed.data : undefined;
+      // A probe can time out once on a loaded machine; the next snapshot is the one to judge.
+      return parsed?.success && parsed.data.components.length === 6 && parsed.data.overall === 'ok'
+        ? parsed.data
+        : undefined;
     });
     expect(row.components.map((component) => component.key)).toEqual([
       'postgres',
@@ -120,9 +123,11 @@ describe('the status service in the local stack', () => {
   it('turns degraded while a component is stopped and ok when it returns', async () => {
     await new Promise((resolve) => proxyStandIn.close(resolve));
     proxyStandIn.closeAllConnections();
+    // Degraded because of the proxy: another component's one slow probe does not count here.
     const degraded = await until(() => {
       const latest = service.latest();
-      return latest?.overall === 'degraded' ? latest : undefined;
+      const proxy = latest?.components.find((component) => component.key === 'proxy');
+      return latest?.overall === 'degraded' && proxy?.probe.up === false ? latest : undefined;
     });
     expect(degraded.components.find((component) => component.key === 'proxy')).toMatchObject({
       probe: { up: false, httpStatus: 0 },
