@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
@@ -116,6 +116,8 @@ export class ShellSandbox {
   private readonly config: FarmConfig;
   private readonly logger: Logger;
   private readonly running = new Map<number, ChildProcess>();
+  /** The generated /etc per trusted CA, written once and bound read-only into every sandbox. */
+  private readonly etcDirs = new Map<string, string>();
   private closed = false;
 
   constructor(config: FarmConfig, logger: Logger) {
@@ -133,11 +135,9 @@ export class ShellSandbox {
     try {
       // bwrap runs as the sandbox uid and must read what it binds; nothing here is secret.
       chmodSync(workDir, 0o755);
-      const etcDir = join(workDir, 'etc');
+      const etcDir = this.etcFor(request.egress?.caCertificatePem ?? '');
       const runDir = join(workDir, 'run');
-      mkdirSync(etcDir);
       mkdirSync(runDir, { mode: 0o755 });
-      writeEtc(etcDir, request.egress?.caCertificatePem);
       const proxied = request.network === 'proxy';
       if (proxied) {
         if (!request.egress) throw new SandboxStartError('network "proxy" needs a farm device');
@@ -154,7 +154,22 @@ export class ShellSandbox {
   /** Kills every running sandbox (server shutdown) and refuses new ones. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const child of this.running.values()) child.kill('SIGKILL');
+    for (const child of this.running.values()) child?.kill('SIGKILL');
+    for (const dir of this.etcDirs.values()) rmSync(dirname(dir), { recursive: true, force: true });
+    this.etcDirs.clear();
+  }
+
+  /** Read-only in every sandbox (bound with --ro-bind), so one copy serves them all. */
+  private etcFor(caPem: string): string {
+    const known = this.etcDirs.get(caPem);
+    if (known) return known;
+    const home = mkdtempSync(join(tmpdir(), 'farm-etc-'));
+    chmodSync(home, 0o755);
+    const dir = join(home, 'etc');
+    mkdirSync(dir);
+    writeEtc(dir, caPem);
+    this.etcDirs.set(caPem, dir);
+    return dir;
   }
 
   private freeSlot(): number | undefined {
