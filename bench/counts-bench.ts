@@ -5,7 +5,7 @@
 // the gateway and PostgREST. For estimates it also reports how far they fell from the exact count.
 // Run: npm run bench:counts -- [--entries 1000000] [--runs 40] [--exact-runs 10]
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
@@ -148,6 +148,8 @@ try {
   ];
 
   const rows: string[] = [];
+  // The machine may be shared: the load beside the figures says how quiet the run was.
+  const loadAtStart = loadavg()[0]?.toFixed(1);
   for (const actor of actors) {
     const headers = {
       apikey: actor.token,
@@ -180,7 +182,7 @@ try {
     `entries: ${total} over ${values.weeks} weeks, 10 users x 5 devices; generated in ${generationSeconds.toFixed(0)} s`,
   );
   console.log(
-    `runs: ${runs} per entries_count case, ${exactRuns} per exact case; times in ms via gateway`,
+    `runs: ${runs} per entries_count case, ${exactRuns} per exact case; times in ms via gateway; 1-minute load ${loadAtStart} at start, ${loadavg()[0]?.toFixed(1)} at end`,
   );
   console.log(
     '| caller | case | exact count | entries_count p50 / p95 | answer | exact p50 / p95 (entries_filtered_count; † entries_count exact) | exact/new (p50) |',
