@@ -33,6 +33,16 @@ export function dashboardOptionsFromEnvironment(
       supabaseUrl: required(environment, 'DASHBOARD_SUPABASE_URL'),
       supabasePublishableKey: required(environment, 'DASHBOARD_SUPABASE_PUBLISHABLE_KEY'),
       mcpUrl: required(environment, 'DASHBOARD_MCP_URL'),
+      // Optional: without a proxy the Devices page shows no PAC URL or CA download.
+      ...(environment.DASHBOARD_PROXY_URL
+        ? {
+            proxy: {
+              managementUrl: environment.DASHBOARD_PROXY_URL,
+              pacUrlTemplate: required(environment, 'DASHBOARD_PAC_URL_TEMPLATE'),
+              manualProxy: required(environment, 'DASHBOARD_MANUAL_PROXY'),
+            },
+          }
+        : {}),
     });
   } catch (cause) {
     if (cause instanceof DashboardServerError) throw cause;

@@ -2,13 +2,23 @@
 // which answers every extension-less path with index.html).
 import type { ComponentType } from 'react';
 import { useLocation } from './router.ts';
+import { AccessPage } from './routes/access-page.tsx';
+import { AssistantPage } from './routes/assistant-page.tsx';
+import { BreakpointsPage } from './routes/breakpoints-page.tsx';
+import { CapturesPage } from './routes/captures-page.tsx';
 import { ConsentPage } from './routes/consent-page.tsx';
-import { HomePage } from './routes/home-page.tsx';
+import { DevicesPage } from './routes/devices-page.tsx';
 import { NotFoundPage } from './routes/not-found-page.tsx';
+import { OverviewPage } from './routes/overview-page.tsx';
 import { SignInPage } from './routes/sign-in-page.tsx';
 
 const ROUTES: Record<string, ComponentType> = {
-  '/': HomePage,
+  '/': OverviewPage,
+  '/devices': DevicesPage,
+  '/captures': CapturesPage,
+  '/breakpoints': BreakpointsPage,
+  '/assistant': AssistantPage,
+  '/access': AccessPage,
   '/sign-in': SignInPage,
   '/mcp/consent': ConsentPage,
 };

@@ -7,6 +7,7 @@ import { AppServicesProvider } from './app-context.tsx';
 import { parseRuntimeConfig } from './runtime-config.ts';
 import { SessionProvider } from './session.tsx';
 import { createDashboardClient } from './supabase-client.ts';
+import { applyInitialTheme } from './theme.ts';
 import './styles.css';
 
 async function loadRuntimeConfig() {
@@ -39,5 +40,6 @@ async function startDashboard(container: HTMLElement) {
   }
 }
 
+applyInitialTheme();
 const container = document.getElementById('root');
 if (container) void startDashboard(container);

@@ -8,6 +8,17 @@ export type DashboardRuntimeConfig = {
   supabasePublishableKey: string;
   /** The tool server `{mcp_url}` (001 §4.1): its consent API is called from the browser. */
   mcpUrl: string;
+  /** The capture proxy, when the deployment has one (Devices page: PAC URL, CA, manual setup). */
+  proxy?: DashboardProxyConfig;
+};
+
+export type DashboardProxyConfig = {
+  /** `{proxy_url}`, the management listener: `/ca.pem`, `/ca.der`, `/allocate` (docs/proxy.md). */
+  managementUrl: string;
+  /** The PAC URL with `{port}` for the device port (002 §4.4: `http://<port>.{proxy_domain}/`). */
+  pacUrlTemplate: string;
+  /** `host:port` of the shared manual listener (002 §4.3: `{proxy_host}:8888`). */
+  manualProxy: string;
 };
 
 function readHttpUrl(value: unknown, name: string): string {
@@ -33,9 +44,30 @@ export function parseRuntimeConfig(value: unknown): DashboardRuntimeConfig {
   if (typeof key !== 'string' || key.length === 0) {
     throw new Error('supabasePublishableKey must be a non-empty string');
   }
-  return {
+  const config: DashboardRuntimeConfig = {
     supabaseUrl: readHttpUrl(raw.supabaseUrl, 'supabaseUrl'),
     supabasePublishableKey: key,
     mcpUrl: readHttpUrl(raw.mcpUrl, 'mcpUrl'),
+  };
+  if (raw.proxy !== undefined) config.proxy = parseProxyConfig(raw.proxy);
+  return config;
+}
+
+function parseProxyConfig(value: unknown): DashboardProxyConfig {
+  if (typeof value !== 'object' || value === null) throw new Error('proxy must be an object');
+  const raw = value as Record<string, unknown>;
+  const template = raw.pacUrlTemplate;
+  if (typeof template !== 'string' || !template.includes('{port}')) {
+    throw new Error('proxy.pacUrlTemplate must be a string containing {port}');
+  }
+  readHttpUrl(template.replace('{port}', '1'), 'proxy.pacUrlTemplate');
+  const manual = raw.manualProxy;
+  if (typeof manual !== 'string' || !/^[A-Za-z0-9.[\]:-]+:\d{1,5}$/.test(manual)) {
+    throw new Error('proxy.manualProxy must be host:port');
+  }
+  return {
+    managementUrl: readHttpUrl(raw.managementUrl, 'proxy.managementUrl'),
+    pacUrlTemplate: template,
+    manualProxy: manual,
   };
 }

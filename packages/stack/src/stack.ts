@@ -390,7 +390,19 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       const dashboard = await startDashboardServer({
         port: ports.dashboard,
         host: '127.0.0.1',
-        config: { supabaseUrl: apiUrl, supabasePublishableKey: keys.publishableKey, mcpUrl },
+        config: {
+          supabaseUrl: apiUrl,
+          supabasePublishableKey: keys.publishableKey,
+          mcpUrl,
+          // The Devices page shows PAC URLs, the CA download and the manual settings.
+          ...(withProxy && {
+            proxy: {
+              managementUrl: `http://127.0.0.1:${ports.proxyManagement}`,
+              pacUrlTemplate: `http://{port}.${PROXY_DOMAIN}:${ports.proxyManagement}/proxy.pac`,
+              manualProxy: `127.0.0.1:${ports.proxy}`,
+            },
+          }),
+        },
         logger,
       });
       owned('dashboard', `at ${dashboardUrl}`, dashboard.stop);

@@ -4,7 +4,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, type RunningStack, readMailbox, startStack } from '@capture/stack';
+import {
+  REPO_ROOT,
+  type RunningStack,
+  readMailbox,
+  type StackOptions,
+  startStack,
+} from '@capture/stack';
 import { createClient } from '@supabase/supabase-js';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
@@ -25,7 +31,12 @@ export const DEMO = {
 } as const;
 
 /** Registers beforeAll/afterAll hooks giving the calling file its own stack and dashboard. */
-export function setUpDashboardStack(): () => DashboardStack {
+/** Stack options a browser test may add (read in beforeAll, after the file's earlier hooks). */
+export type ExtraStackOptions = Pick<StackOptions, 'proxyDestinations' | 'functionSecrets'>;
+
+export function setUpDashboardStack(
+  options: () => ExtraStackOptions = () => ({}),
+): () => DashboardStack {
   let running: DashboardStack | undefined;
   let stack: RunningStack | undefined;
   let dataDir = '';
@@ -39,6 +50,7 @@ export function setUpDashboardStack(): () => DashboardStack {
       ports: 'free',
       ephemeral: true,
       logger,
+      ...options(),
     });
     const config: DashboardRuntimeConfig = {
       supabaseUrl: stack.apiUrl,

@@ -12,12 +12,15 @@ export type StandInClient = {
   callbacks: URL[];
   /** A fresh authorization request: open it in the browser to reach the consent page. */
   authorizationUrl(state: string): string;
+  /** The PKCE verifier of the request made with `state`, for the token exchange. */
+  verifierFor(state: string): string | undefined;
   stop(): Promise<void>;
 };
 
 /** Registers a client; without a name it registers none (the page then shows the client_id). */
 export async function startStandInClient(mcpUrl: string, clientName?: string) {
   const callbacks: URL[] = [];
+  const verifiers = new Map<string, string>();
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
     // Only the redirect itself; the browser also asks the page's origin for /favicon.ico.
@@ -50,6 +53,7 @@ export async function startStandInClient(mcpUrl: string, clientName?: string) {
       callbacks,
       authorizationUrl(state) {
         const verifier = randomBytes(32).toString('base64url');
+        verifiers.set(state, verifier);
         const url = new URL(`${mcpUrl}/authorize`);
         url.search = new URLSearchParams({
           response_type: 'code',
@@ -62,6 +66,7 @@ export async function startStandInClient(mcpUrl: string, clientName?: string) {
         }).toString();
         return url.toString();
       },
+      verifierFor: (state) => verifiers.get(state),
       stop,
     };
     return client;

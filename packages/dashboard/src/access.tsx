@@ -1,0 +1,114 @@
+// What the signed-in account may see, from `whoami()` (001 §5.4): read once per session and shared
+// by the shell (which pages exist) and the pages (which sections and buttons exist). The database
+// enforces every rule again through RLS; this only keeps what a role may not see off the screen,
+// so it is absent rather than broken (issue 18).
+import type { SupabaseClient } from '@supabase/supabase-js';
+import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
+import { useAppServices } from './app-context.tsx';
+
+export type Section =
+  | 'devices'
+  | 'entries'
+  | 'settings'
+  | 'services'
+  | 'tags'
+  | 'users'
+  | 'stats'
+  | 'status'
+  | 'federation'
+  | 'farm';
+
+export type AccountAccess = {
+  userId: string;
+  email: string;
+  isAdmin: boolean;
+  roles: { slug: string; name: string; is_admin: boolean }[];
+  capabilities: ReadonlySet<string>;
+};
+
+/** `edit` implies `view` (docs/data-model.md); an admin holds every capability. */
+export function can(access: AccountAccess, section: Section, action: 'view' | 'edit' = 'view') {
+  if (access.isAdmin) return true;
+  if (access.capabilities.has(`${section}:${action}`)) return true;
+  return action === 'view' && access.capabilities.has(`${section}:edit`);
+}
+
+/** Parses whoami's jsonb; anything unexpected is an error rather than a guess. */
+export function parseWhoami(value: unknown): AccountAccess {
+  const raw = value as Record<string, unknown> | null;
+  if (!raw || typeof raw.user_id !== 'string') throw new Error('whoami answered no user');
+  const capabilities = Array.isArray(raw.capabilities)
+    ? raw.capabilities.filter((item): item is string => typeof item === 'string')
+    : [];
+  const roles = Array.isArray(raw.roles)
+    ? (raw.roles as AccountAccess['roles']).filter(
+        (role) => typeof role?.slug === 'string' && typeof role.name === 'string',
+      )
+    : [];
+  return {
+    userId: raw.user_id,
+    email: typeof raw.email === 'string' ? raw.email : '',
+    isAdmin: raw.is_admin === true,
+    roles,
+    capabilities: new Set(capabilities),
+  };
+}
+
+export async function fetchAccess(supabase: SupabaseClient): Promise<AccountAccess> {
+  const { data, error } = await supabase.rpc('whoami');
+  if (error) throw new Error(`whoami failed: ${error.message}`);
+  return parseWhoami(data);
+}
+
+export type AccessState =
+  | { status: 'loading' }
+  | { status: 'failed'; message: string }
+  | { status: 'ready'; access: AccountAccess };
+
+const AccessContext = createContext<AccountAccess | null>(null);
+
+/**
+ * The last answer, so moving between pages (each mounts its own shell) shows the frame at once
+ * instead of reading whoami again. Another account, or a reload, reads afresh.
+ */
+let remembered: AccountAccess | null = null;
+
+/** Reads whoami for `userId`; the shell renders pages only once it is ready. */
+export function useAccessState(userId: string | undefined): AccessState {
+  const { supabase } = useAppServices();
+  const [state, setState] = useState<AccessState>(() =>
+    remembered && remembered.userId === userId
+      ? { status: 'ready', access: remembered }
+      : { status: 'loading' },
+  );
+  useEffect(() => {
+    if (!userId) return;
+    if (remembered?.userId === userId) {
+      setState({ status: 'ready', access: remembered });
+      return;
+    }
+    let current = true;
+    setState({ status: 'loading' });
+    fetchAccess(supabase).then(
+      (access) => {
+        remembered = access;
+        if (current) setState({ status: 'ready', access });
+      },
+      (error: Error) => current && setState({ status: 'failed', message: error.message }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [supabase, userId]);
+  return state;
+}
+
+export function AccessProvider(props: { access: AccountAccess; children: ReactNode }) {
+  return <AccessContext value={props.access}>{props.children}</AccessContext>;
+}
+
+export function useAccess(): AccountAccess {
+  const access = useContext(AccessContext);
+  if (!access) throw new Error('useAccess() outside AccessProvider');
+  return access;
+}

@@ -1,0 +1,179 @@
+// `/assistant`: a chat panel on POST /functions/v1/ask. The answer streams in as it is written,
+// tool labels show what the assistant is doing, artifacts (proposed writes) come with their
+// confirmation link, and Stop ends the question at once. Answers are shown as text, never as HTML.
+import { type FormEvent, useRef, useState } from 'react';
+import { useAppServices } from '../app-context.tsx';
+import { type AskArtifact, ask } from '../assistant/ask-client.ts';
+import { ConsoleShell } from '../console/console-shell.tsx';
+import { useSession } from '../session.tsx';
+
+type Turn = {
+  question: string;
+  answer: string;
+  tools: string[];
+  artifacts: AskArtifact[];
+  state: 'streaming' | 'done' | 'stopped' | 'failed';
+  error?: string;
+};
+
+/** A confirmation link must be an http(s) URL; anything else is shown as text only. */
+function safeLink(url: string | undefined): string | null {
+  if (!url) return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function Assistant() {
+  const { config, supabase } = useAppServices();
+  const session = useSession();
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [question, setQuestion] = useState('');
+  const controller = useRef<AbortController | null>(null);
+  const streaming = turns.at(-1)?.state === 'streaming';
+
+  const update = (change: (turn: Turn) => Turn) =>
+    setTurns((current) => [...current.slice(0, -1), change(current.at(-1) as Turn)]);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const text = question.trim();
+    if (!text || streaming || session.status !== 'signed-in') return;
+    // The freshest token: supabase-js refreshes it when it is close to expiry.
+    const { data } = await supabase.auth.getSession();
+    const token = data.session?.access_token ?? session.session.access_token;
+    const history = turns
+      .filter((turn) => turn.state === 'done')
+      .flatMap((turn) => [
+        { role: 'user' as const, text: turn.question },
+        { role: 'assistant' as const, text: turn.answer },
+      ]);
+    setQuestion('');
+    setTurns((current) => [
+      ...current,
+      { question: text, answer: '', tools: [], artifacts: [], state: 'streaming' },
+    ]);
+    const abort = new AbortController();
+    controller.current = abort;
+    try {
+      await ask(
+        {
+          url: `${config.supabaseUrl}/functions/v1/ask`,
+          apiKey: config.supabasePublishableKey,
+          accessToken: token,
+          signal: abort.signal,
+        },
+        { question: text, history, context: 'The dashboard assistant page' },
+        {
+          onTool: (label) => update((turn) => ({ ...turn, tools: [...turn.tools, label] })),
+          onText: (delta) => update((turn) => ({ ...turn, answer: turn.answer + delta })),
+          onArtifact: (artifact) =>
+            update((turn) => ({ ...turn, artifacts: [...turn.artifacts, artifact] })),
+          // `done` carries the filtered answer, which wins over the streamed text.
+          onDone: (answer) => update((turn) => ({ ...turn, answer, state: 'done' })),
+          onError: (message) => update((turn) => ({ ...turn, state: 'failed', error: message })),
+        },
+      );
+      update((turn) =>
+        turn.state === 'streaming'
+          ? { ...turn, state: 'failed', error: 'The answer ended early.' }
+          : turn,
+      );
+    } catch (error) {
+      if (abort.signal.aborted) update((turn) => ({ ...turn, state: 'stopped' }));
+      else update((turn) => ({ ...turn, state: 'failed', error: (error as Error).message }));
+    } finally {
+      controller.current = null;
+    }
+  }
+
+  return (
+    <>
+      <h1>Assistant</h1>
+      <p className="muted">
+        Answers come from the captures, devices, stats and status your role may read.
+      </p>
+      <div className="chat" data-testid="chat">
+        {turns.map((turn, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: turns are only appended
+          <div key={index} className="chat__turn" data-testid="chat-turn" data-state={turn.state}>
+            <p className="chat__message chat__message--user">{turn.question}</p>
+            {turn.tools.length > 0 && (
+              <ul
+                className="chat__tools"
+                data-testid="tool-labels"
+                aria-label="What the assistant did"
+              >
+                {turn.tools.map((label, toolIndex) => (
+                  // biome-ignore lint/suspicious/noArrayIndexKey: labels repeat
+                  <li key={toolIndex}>{label}</li>
+                ))}
+              </ul>
+            )}
+            <div className="chat__message" data-testid="chat-answer" aria-live="polite">
+              {turn.answer || (turn.state === 'streaming' ? '…' : '')}
+            </div>
+            {turn.artifacts.map((artifact, artifactIndex) => {
+              const link = safeLink(artifact.confirm_url);
+              return (
+                // biome-ignore lint/suspicious/noArrayIndexKey: artifacts are only appended
+                <div key={artifactIndex} className="notice" data-testid="chat-artifact">
+                  <strong>{artifact.title ?? artifact.action}</strong>{' '}
+                  {link ? (
+                    <a href={link} target="_blank" rel="noopener noreferrer">
+                      Review and confirm
+                    </a>
+                  ) : null}
+                </div>
+              );
+            })}
+            {turn.state === 'stopped' && <p className="muted">Stopped.</p>}
+            {turn.error && (
+              <p className="error" role="alert">
+                {turn.error}
+              </p>
+            )}
+          </div>
+        ))}
+      </div>
+      <form className="chat__form" onSubmit={submit}>
+        <label htmlFor="assistant-question">Question</label>
+        <textarea
+          id="assistant-question"
+          rows={3}
+          maxLength={4000}
+          value={question}
+          onChange={(event) => setQuestion(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter' && (event.metaKey || event.ctrlKey))
+              event.currentTarget.form?.requestSubmit();
+          }}
+        />
+        <div className="actions">
+          <button type="submit" disabled={streaming || !question.trim()}>
+            Ask
+          </button>
+          <button
+            type="button"
+            className="button--secondary"
+            disabled={!streaming}
+            onClick={() => controller.current?.abort()}
+          >
+            Stop
+          </button>
+        </div>
+      </form>
+    </>
+  );
+}
+
+export function AssistantPage() {
+  return (
+    <ConsoleShell>
+      <Assistant />
+    </ConsoleShell>
+  );
+}
