@@ -16,9 +16,18 @@ const RUN_FLUSH_CHARS = 240;
 
 const IMAGE = /!\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"\n]*")?\s*\)/g;
 const LINK = /\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"\n]*")?\s*\)/g;
-// GFM also autolinks `www.` hosts without a scheme.
-const BARE_URL = /\b(?:(?:https?|ftp):\/\/|www\.)[^\s<>()`"'\]]+/gi;
+// GFM also autolinks `www.` hosts without a scheme, and after `_`, `*`, `~` or `(` as after a space
+// (GFM 0.29 §6.9), so no word boundary is required here.
+const BARE_URL = /(?<![A-Za-z0-9])(?:(?:https?|ftp):\/\/|www\.)[^\s<>()`"'\]]+/gi;
 const HTML_TAG = /<(\/?[a-zA-Z][^<>\n]*)>/g;
+// What HTML_TAG leaves: a tag spread over lines or not closed yet, a comment, a declaration.
+const HTML_OPEN = /<(?=[a-zA-Z/!?])/g;
+// CommonMark makes a link or an image only where a label's `]` is followed at once by `(` (an
+// inline link) or `:` (a reference definition, which reference-style links and images need), so
+// once the allowed links are set aside, escaping every such unescaped `]` leaves no other link or
+// image, whatever form its destination (`//host`, `http:host`, `<… …>`, entities) or title
+// (`'…'`, `(…)`) takes, over lines or with nested brackets (CommonMark 0.31 §4.7, §6.3, §6.4).
+const LINK_CLOSER = /(?<!\\)((?:\\\\)*)\](?=[(:])/g;
 
 /** Applies the link policy to complete markdown. */
 export function filterLinks(text: string, isAllowedLink: (url: string) => boolean): string {
@@ -35,7 +44,11 @@ export function filterLinks(text: string, isAllowedLink: (url: string) => boolea
       isAllowedLink(url) ? keep(all) : label || url.replace(/^\w+:\/\//, ''),
   );
   out = out.replace(BARE_URL, (url) => (isAllowedLink(url) ? url : `\`${url}\``));
-  out = out.replace(HTML_TAG, (_all, inner: string) => `&lt;${inner}&gt;`);
+  out = out.replace(HTML_TAG, (_all, inner: string) => `&lt;${inner}&gt;`).replace(
+    HTML_OPEN,
+    '&lt;',
+  );
+  out = out.replace(LINK_CLOSER, '$1\\]');
   return out.replace(/\uE000(\d+)\uE000/g, (_all, index: string) => kept[Number(index)] ?? '');
 }
 

@@ -163,7 +163,7 @@ async function streamStep(
         const annotation = event.annotation as { type?: string; url?: string; title?: string };
         // Only links from the provider's citation annotations are shown (web search).
         if (annotation.type === 'url_citation' && typeof annotation.url === 'string') {
-          citations.set(annotation.url, annotation.title ?? annotation.url);
+          addCitation(citations, annotation.url, annotation.title);
         }
         break;
       }
@@ -206,10 +206,30 @@ function collectCitations(item: OutputItem, citations: Map<string, string>): voi
     if (part.type !== 'output_text') continue;
     for (const annotation of part.annotations ?? []) {
       if (annotation.type === 'url_citation') {
-        citations.set(annotation.url, annotation.title ?? annotation.url);
+        addCitation(citations, annotation.url, annotation.title);
       }
     }
   }
+}
+
+/** An http(s) URL that is one markdown link destination as it stands (parentheses balanced). */
+const CITABLE_URL = /^https?:\/\/(?:[^\s<>()\\]|\([^\s<>()\\]*\))+$/i;
+
+/**
+ * A cited source, when it is a plain http(s) URL: the URL and title come from search results,
+ * i.e. from whoever wrote the page, and a cited URL stays a link in the answer.
+ */
+function addCitation(citations: Map<string, string>, url: string, title: string | undefined): void {
+  if (CITABLE_URL.test(url)) citations.set(url, title ?? url);
+}
+
+/**
+ * Text shown as a link's label in the footer (a device's name, a cited page's title: both written
+ * by others): one line, with the marks that could end the link or open an image, a link, a code
+ * span or raw HTML backslash-escaped (CommonMark 0.31 §2.4).
+ */
+function labelText(text: string): string {
+  return text.replace(/\s+/g, ' ').replace(/[\\[\]<>!`]/g, '\\$&');
 }
 
 /** Links to the rows the answer rests on, cited sources, and an honest note when empty. */
@@ -219,11 +239,9 @@ function footerOf(state: ToolRunState, citations: Map<string, string>): string {
   for (const ref of state.refs) {
     if (seen.has(ref.url) || seen.size >= 10) continue;
     seen.add(ref.url);
-    lines.push(`- [${ref.label}](${ref.url})`);
+    lines.push(`- [${labelText(ref.label)}](${ref.url})`);
   }
-  const sources = [...citations].map(([url, title]) =>
-    `- [${title.replace(/[[\]]/g, '')}](${url})`
-  );
+  const sources = [...citations].map(([url, title]) => `- [${labelText(title)}](${url})`);
   let footer = '';
   if (state.reads > 0 && state.emptyReads === state.reads) {
     footer += '\n\n_The captured data you can see holds nothing matching this question._';
