@@ -35,6 +35,22 @@ export const REFUSAL_MESSAGES: Record<ConfirmationRefusal, string> = {
   used: 'This confirmation was already used; each confirms one run.',
 };
 
+/**
+ * Text a confirmation shows a person (a command, a script, a URL) with every character that could
+ * make it read as something else made visible: line breaks and other controls, bidirectional
+ * overrides, zero-width and other format characters (Unicode TR36 §2, CVE-2021-42574) become
+ * `\n`, `\t` or `\u{…}`. A command padded with newlines after a harmless first line, or reversed
+ * by U+202E, would otherwise be confirmed as the part that was shown.
+ */
+export function shownText(text: string): string {
+  return text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\\]/gu, (char) => {
+    if (char === '\\') return '\\\\';
+    if (char === '\n') return '\\n';
+    if (char === '\t') return '\\t';
+    return `\\u{${(char.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`;
+  });
+}
+
 /** JSON with object keys sorted at every level, so equal arguments hash equally. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;

@@ -70,7 +70,11 @@ export async function callFarmTool(
 ) {
   const { audit, confirmations } = call.farm;
   const userId = call.caller.userId;
-  const logged = await call.redact(argumentsForLog(rawArguments ?? {}, tool.auditDigest));
+  // The confirmation is a bearer value of its user until spent (and a refused one is not): the
+  // audit keeps its digest; confirmation_id already ties the asked and the ran rows.
+  const logged = await call.redact(
+    argumentsForLog(rawArguments ?? {}, [...(tool.auditDigest ?? []), 'confirmation']),
+  );
   const record = (event: AuditEvent, outcome: Record<string, unknown>, confirmationId?: string) =>
     audit.record({
       caller: call.caller,
@@ -98,6 +102,9 @@ export async function callFarmTool(
       return toolErrorResult(refusal);
     }
     const wouldRun = tool.confirm?.(args as never) ?? null;
+    // what would run repeats the arguments (a command, a script), so the audit keeps it as it
+    // keeps them: redacted, and by digest when long; the caller is shown it whole.
+    const loggedWouldRun = wouldRun === null ? null : await call.redact(argumentsForLog(wouldRun));
     let confirmationId: string | undefined;
     // Where the client can ask its user, the person confirms directly (issue 16): the
     // confirmation token then travels as the round's request state, which the client echoes
@@ -109,7 +116,7 @@ export async function callFarmTool(
         const issued = await confirmations.issue(userId, tool.name, args, wouldRun);
         await record(
           'asked',
-          { would_run: wouldRun, expires_at: issued.expiresAt, via: 'elicitation' },
+          { would_run: loggedWouldRun, expires_at: issued.expiresAt, via: 'elicitation' },
           issued.id,
         );
         return inputRequired({
@@ -146,7 +153,11 @@ export async function callFarmTool(
     } else if (wouldRun !== null) {
       if (typeof confirmation !== 'string') {
         const issued = await confirmations.issue(userId, tool.name, args, wouldRun);
-        await record('asked', { would_run: wouldRun, expires_at: issued.expiresAt }, issued.id);
+        await record(
+          'asked',
+          { would_run: loggedWouldRun, expires_at: issued.expiresAt },
+          issued.id,
+        );
         const output = {
           status: 'confirmation_required' as const,
           confirmation: issued.token,

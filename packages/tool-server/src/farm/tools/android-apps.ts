@@ -16,6 +16,7 @@ import {
   UninstallOutput,
   uninstallApp,
 } from '../apps/app-family.ts';
+import { shownText } from '../confirmations.ts';
 import type { Farm } from '../farm.ts';
 
 const android = (farm: Farm) => farm.android;
@@ -65,7 +66,7 @@ export const androidInstallApp = defineTool({
     if (packageSourceProblem(request, 'apk')) return null;
     const what =
       args.apk_url !== undefined
-        ? `the APK at ${args.apk_url} (fetched through the capture proxy)`
+        ? `the APK at ${shownText(args.apk_url)} (fetched through the capture proxy)`
         : `the uploaded APK (sha256 ${createHash('sha256')
             .update(Buffer.from(args.apk_base64 ?? '', 'base64'))
             .digest('hex')})`;

@@ -11,6 +11,7 @@ import { type ElementTarget, PageActionError, type WaitUntil } from '../browser/
 import type { BrowserSession, BrowserSessions } from '../browser/browser-sessions.ts';
 import { CdpError } from '../browser/cdp-pipe.ts';
 import { BrowserStartError } from '../browser/chromium-sandbox.ts';
+import { shownText } from '../confirmations.ts';
 
 const ACTIONS = [
   'open',
@@ -266,7 +267,7 @@ export const browserCdp = defineTool({
     const where = args.session_id
       ? `browser session ${args.session_id}`
       : 'your latest browser session';
-    return `Run this script in the page of ${where} on farm host ${hostname()}: ${args.expression}`;
+    return `Run this script in the page of ${where} on farm host ${hostname()}: ${shownText(args.expression ?? '')}`;
   },
   splitContent(output) {
     if (!output.screenshot?.data) return { output, images: [] };

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { defineTool } from '../../mcp/tool-definition.ts';
 import { ToolError } from '../../mcp/tool-error.ts';
+import { shownText } from '../confirmations.ts';
 import { SandboxStartError, ShellBusyError } from '../shell/shell-sandbox.ts';
 
 const MAX_COMMAND_BYTES = 16 * 1024;
@@ -68,7 +69,7 @@ export const farmRunShell = defineTool({
     const network =
       args.network === 'proxy' ? 'network only through the capture proxy' : 'no network';
     const seconds = args.timeout_seconds ? `, at most ${args.timeout_seconds} s` : '';
-    return `Run \`${args.command}\` in a sandbox on farm host ${hostname()} (${network}${seconds}).`;
+    return `Run \`${shownText(args.command)}\` in a sandbox on farm host ${hostname()} (${network}${seconds}).`;
   },
   async run(call, args) {
     const farm = call.farm;

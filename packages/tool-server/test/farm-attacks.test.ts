@@ -1,0 +1,109 @@
+// The farm gate tried as an attacker would, through the MCP SDK client with real OAuth tokens on
+// the repo stack: a command whose confirmation reads as something other than what runs (padded
+// with newlines, reversed by a bidi override), and secrets that reach the audit past the
+// redaction its arguments get (in what would run, in the confirmation itself).
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ConnectedClient, connectClient } from './helpers/mcp-clients.ts';
+import { authorizeAndExchange, DEMO, useOAuthStack } from './helpers/oauth-stack.ts';
+
+// No proxy: every command here runs with network none.
+const stack = useOAuthStack({ toolServerSettings: { farm: { enabled: true } } });
+
+let db: pg.Client;
+let admin: ConnectedClient;
+
+beforeAll(async () => {
+  db = new pg.Client({ connectionString: stack().dbUrl });
+  await db.connect();
+  const { access_token } = await authorizeAndExchange(stack(), DEMO.admin);
+  admin = await connectClient('v2-modern', stack().mcpUrl, access_token);
+}, 60_000);
+
+afterAll(async () => {
+  await admin?.close();
+  await db?.end();
+});
+
+async function ask(args: Record<string, unknown>) {
+  const first = await admin.callTool('farm_run_shell', args);
+  expect(first.isError).toBeFalsy();
+  return first.structuredContent as { confirmation: string; would_run: string };
+}
+
+async function auditRowsSince(id: number) {
+  const { rows } = await db.query<{
+    id: string;
+    event: string;
+    arguments: Record<string, unknown>;
+    outcome: Record<string, unknown>;
+  }>(
+    `select id, event, arguments, outcome from public.farm_audit
+      where user_email = $1 and id > $2 order by id`,
+    [DEMO.admin.email, id],
+  );
+  return rows;
+}
+
+async function lastAuditId(): Promise<number> {
+  const { rows } = await db.query<{ id: string | null }>(
+    'select max(id)::text as id from public.farm_audit',
+  );
+  return Number(rows[0]?.id ?? 0);
+}
+
+describe('what a confirmation shows', () => {
+  it('shows a command padded with newlines on one line, so its tail is not hidden', async () => {
+    const command = `echo harmless${'\n'.repeat(40)}touch /scratch/evil`;
+    const { would_run } = await ask({ command });
+    expect(would_run).not.toContain('\n');
+    expect(would_run).toContain(`echo harmless${'\\n'.repeat(40)}touch /scratch/evil`);
+  });
+
+  it('shows bidi overrides and zero-width characters as escapes, and a literal \\n apart from a newline', async () => {
+    const command = 'echo "\u202Eftp.exe"\u200B; printf "a\\nb"';
+    const { would_run } = await ask({ command });
+    expect(would_run).not.toMatch(/[\u202E\u200B]/);
+    expect(would_run).toContain('echo "\\u{202E}ftp.exe"\\u{200B}; printf "a\\\\nb"');
+  });
+
+  it('still runs exactly the command that was confirmed', async () => {
+    const command = 'printf "%s|" one\nprintf "%s|" two';
+    const { confirmation } = await ask({ command });
+    const result = await admin.callTool('farm_run_shell', { command, confirmation });
+    expect(result.isError).toBeFalsy();
+    expect((result.structuredContent as { stdout: string }).stdout).toBe('one|two|');
+  });
+});
+
+describe('what the audit keeps', () => {
+  const secret = `ghp_${'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'}`;
+
+  it('keeps neither a secret in the command nor the confirmation token', async () => {
+    const since = await lastAuditId();
+    const command = `echo "Authorization: token ${secret}" > /dev/null`;
+    const { confirmation, would_run } = await ask({ command });
+    // The caller is shown what runs, whole.
+    expect(would_run).toContain(secret);
+    const result = await admin.callTool('farm_run_shell', { command, confirmation });
+    expect(result.isError).toBeFalsy();
+    const rows = await auditRowsSince(since);
+    expect(rows.map((row) => row.event)).toEqual(['asked', 'ran']);
+    const kept = JSON.stringify(rows);
+    expect(kept).not.toContain(secret.slice(4));
+    expect(kept).not.toContain(confirmation);
+    expect(String(rows[0]?.outcome.would_run)).toContain('[redacted:');
+    expect(rows[1]?.arguments.confirmation).toMatchObject({ omitted: 'kept as a digest' });
+  });
+
+  it('keeps a long command in what would run by digest, as in the arguments', async () => {
+    const since = await lastAuditId();
+    const command = `: ${'x'.repeat(4_000)}`;
+    await ask({ command });
+    const [asked] = await auditRowsSince(since);
+    expect(asked?.event).toBe('asked');
+    expect(asked?.arguments.command).toMatchObject({ omitted: 'long string', length: 4_002 });
+    expect(asked?.outcome.would_run).toMatchObject({ omitted: 'long string' });
+    expect(JSON.stringify(asked).length).toBeLessThan(2_000);
+  });
+});
