@@ -18,6 +18,8 @@ export interface PostgresBinding {
 /** How the dispatcher and other sockets reach the socket a member belongs to. */
 export interface MemberOutbox {
   sendFrame(topic: string, joinRef: string | null, event: string, payload: object): void;
+  /** As sendFrame, with the payload already encoded as JSON (shared by many sockets). */
+  sendEncodedFrame(topic: string, joinRef: string | null, event: string, payloadJson: string): void;
   sendBroadcast(member: ChannelMember, broadcast: UserBroadcast): void;
   /** Closes the member's channel with a `system` error first (as on token expiry). */
   closeChannel(member: ChannelMember, message: string): void;

@@ -1,19 +1,25 @@
-// Fans a batch of database changes out to the channel members whose bindings, RLS and filters
-// let them see it, in commit order (issue: Realtime, "Changes and RLS"). The RLS check runs once
-// per distinct identity and table per batch; payloads are built once per role.
+// Fans a batch of database changes out to the channel members whose bindings, filters and RLS
+// let them see it, in commit order (issue: Realtime, "Changes and RLS"). Filters are applied
+// first, so only identities that would receive a change are checked; the RLS check runs once
+// per distinct identity and table per batch, all identities in one statement per connection
+// (visibility.ts); payloads are built and encoded once per role.
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Catalog } from './catalog.ts';
 import type { ChannelMember, PostgresBinding } from './channel-member.ts';
 import { matchesFilters } from './filters.ts';
 import type { Claims } from './tokens.ts';
-import { answerVisibility } from './visibility.ts';
+import { answerVisibility, type Identity, type VisibilityCheck } from './visibility.ts';
 import type { Change } from './wal-stream.ts';
 
 /** Realtime's max_record_bytes: a larger record is replaced by the 413 form. */
 const MAX_RECORD_BYTES = 1024 * 1024;
 /** In the 413 form only fields this small are kept. */
 const MAX_KEPT_FIELD_BYTES = 64;
+/** Statements in flight at once for one batch's checks: Postgres then uses every core. */
+const LANES = 4;
+/** Fewer identities than this per statement cost more in round trips than they save. */
+const MIN_IDENTITIES_PER_STATEMENT = 25;
 
 /**
  * A binding that covers a change, with the member's identity as it was when the batch began: a
@@ -24,6 +30,14 @@ interface Candidate {
   binding: PostgresBinding;
   identity: string;
   claims: Claims;
+}
+
+/** One table's check in a batch: its changes' keys and the identities that could see them. */
+interface CheckGroup {
+  check: VisibilityCheck;
+  /** The batch index of each key in `check.keys`. */
+  indexes: number[];
+  identities: Map<string, Identity>;
 }
 
 function bindingCovers(binding: PostgresBinding, change: Change): boolean {
@@ -65,47 +79,80 @@ export class Dispatcher {
     const snapshot = new Map(
       subscribed.map((member) => [member, { identity: member.identity, claims: member.claims }]),
     );
-    const candidates = changes.map((change) =>
-      subscribed.flatMap((member) =>
-        member.bindings
-          .filter((binding) => bindingCovers(binding, change))
-          .map((binding) => ({
-            member,
-            binding,
-            ...(snapshot.get(member) as { identity: string; claims: Claims }),
-          })),
-      ),
-    );
+    const candidates: Candidate[][] = [];
+    for (const change of changes) {
+      candidates.push(await this.candidatesFor(change, subscribed, snapshot));
+    }
     const visible = await this.checkVisibility(changes, candidates);
 
     for (const [index, change] of changes.entries()) {
-      const rls = await this.catalog.hasRls(change.table);
-      const checked = rls && change.type !== 'DELETE';
-      const payloads = new Map<string, object | null>();
+      const checked = await this.isChecked(change);
       const idsByMember = new Map<ChannelMember, { role: string; ids: number[] }>();
       for (const { member, binding, identity, claims } of candidates[index] as Candidate[]) {
         // An RLS check applies: only an explicit yes lets the row through (fail closed).
         if (checked && visible.get(`${identity}|${index}`) !== true) continue;
-        const columns = await this.catalog.selectableColumns(claims.role, change.table);
-        if (!change.primaryKey.every((key) => columns.has(key.name))) continue;
-        // Filters see only what the subscriber could be sent: their selectable columns, and
-        // for a DELETE on an RLS table the key alone.
-        const visibleRecord = this.visibleRecord(change, columns, rls);
-        const typeOf = (name: string) =>
-          change.columns.find((column) => column.name === name)?.type;
-        if (!matchesFilters(binding.filters, visibleRecord, typeOf)) continue;
         const entry = idsByMember.get(member) ?? { role: claims.role, ids: [] };
         entry.ids.push(binding.id);
         idsByMember.set(member, entry);
       }
+      const encoded = new Map<string, string>();
       for (const [member, { role, ids }] of idsByMember) {
-        if (!payloads.has(role)) payloads.set(role, await this.payloadFor(change, role));
-        member.outbox.sendFrame(member.topic, member.joinRef, 'postgres_changes', {
-          ids,
-          data: payloads.get(role),
-        });
+        let data = encoded.get(role);
+        if (data === undefined) {
+          data = JSON.stringify(await this.payloadFor(change, role));
+          encoded.set(role, data);
+        }
+        member.outbox.sendEncodedFrame(
+          member.topic,
+          member.joinRef,
+          'postgres_changes',
+          `{"ids":${JSON.stringify(ids)},"data":${data}}`,
+        );
       }
     }
+  }
+
+  /** An INSERT or UPDATE on an RLS table; Realtime sends a DELETE's key without a check. */
+  private async isChecked(change: Change): Promise<boolean> {
+    return change.type !== 'DELETE' && (await this.catalog.hasRls(change.table));
+  }
+
+  /**
+   * The bindings a change may reach before RLS: they cover it, their role may select its key,
+   * and their filters pass on what that role could be sent.
+   */
+  private async candidatesFor(
+    change: Change,
+    subscribed: ChannelMember[],
+    snapshot: Map<ChannelMember, { identity: string; claims: Claims }>,
+  ): Promise<Candidate[]> {
+    const rls = await this.catalog.hasRls(change.table);
+    const types = new Map(change.columns.map((column) => [column.name, column.type]));
+    const typeOf = (name: string) => types.get(name);
+    // Per role, what its members could be sent; null when the key is not selectable.
+    const recordByRole = new Map<string, Record<string, unknown> | null>();
+    const candidates: Candidate[] = [];
+    for (const member of subscribed) {
+      const { identity, claims } = snapshot.get(member) as { identity: string; claims: Claims };
+      for (const binding of member.bindings) {
+        if (!bindingCovers(binding, change)) continue;
+        if (!recordByRole.has(claims.role)) {
+          const columns = await this.catalog.selectableColumns(claims.role, change.table);
+          recordByRole.set(
+            claims.role,
+            change.primaryKey.every((key) => columns.has(key.name))
+              ? this.visibleRecord(change, columns, rls)
+              : null,
+          );
+        }
+        // Filters see only what the subscriber could be sent: their selectable columns, and
+        // for a DELETE on an RLS table the key alone.
+        const record = recordByRole.get(claims.role);
+        if (!record || !matchesFilters(binding.filters, record, typeOf)) continue;
+        candidates.push({ member, binding, identity, claims });
+      }
+    }
+    return candidates;
   }
 
   private visibleRecord(change: Change, columns: Set<string>, rls: boolean) {
@@ -119,56 +166,66 @@ export class Dispatcher {
   }
 
   /**
-   * Runs the RLS existence checks an INSERT or UPDATE on an RLS table needs. Returns, per
-   * `identity|changeIndex`, whether that identity sees the row; absent means no check applies.
+   * Runs the RLS existence checks the batch needs. Returns, per `identity|changeIndex`, whether
+   * that identity sees the row; absent means no check applies. The changes of one table form
+   * one check; its identities are split over a few connections, each asking for all of its
+   * identities in one statement.
    */
   private async checkVisibility(
     changes: Change[],
     candidates: Candidate[][],
   ): Promise<Map<string, boolean>> {
-    const groups = new Map<string, { identity: string; claims: Claims; indexes: number[] }>();
+    const groups = new Map<string, CheckGroup>();
     for (const [index, change] of changes.entries()) {
-      if (change.type === 'DELETE') continue; // Realtime sends a DELETE's key without a check.
-      if (!(await this.catalog.hasRls(change.table))) continue;
-      for (const { identity, claims } of candidates[index] as Candidate[]) {
-        const key = `${identity}|${change.table.schema}.${change.table.table}`;
-        const group = groups.get(key) ?? { identity, claims, indexes: [] };
-        if (!group.indexes.includes(index)) group.indexes.push(index);
-        groups.set(key, group);
+      const covered = candidates[index] as Candidate[];
+      if (covered.length === 0 || !(await this.isChecked(change))) continue;
+      // The key's columns are part of the group: a batch may span a change of primary key.
+      const key = JSON.stringify([
+        change.table.schema,
+        change.table.table,
+        change.primaryKey.map((column) => [column.name, column.sqlType]),
+      ]);
+      const group: CheckGroup = groups.get(key) ?? {
+        check: { table: change.table, primaryKey: change.primaryKey, keys: [] },
+        indexes: [],
+        identities: new Map(),
+      };
+      group.indexes.push(index);
+      group.check.keys.push(change.keyValues);
+      for (const { identity, claims } of covered) {
+        if (!group.identities.has(identity)) {
+          group.identities.set(identity, { role: claims.role, claims });
+        }
       }
+      groups.set(key, group);
     }
     const result = new Map<string, boolean>();
-    const list = [...groups.values()];
-    // Round trips in flight at once: one per pool connection the dispatcher may use.
-    const lanes = 4;
-    const perLane = Math.ceil(list.length / lanes);
-    await Promise.all(
-      Array.from({ length: lanes }, async (_, lane) => {
-        const slice = list.slice(lane * perLane, (lane + 1) * perLane);
-        if (slice.length === 0) return;
-        const answers = await answerVisibility(
-          this.pool,
-          slice.map((group) => {
-            const first = changes[group.indexes[0] as number] as Change;
-            return {
-              identity: { role: group.claims.role, claims: group.claims },
-              table: first.table,
-              primaryKey: first.primaryKey,
-              keys: group.indexes.map((index) => (changes[index] as Change).keyValues),
-            };
+    const statements: Promise<void>[] = [];
+    for (const { check, indexes, identities } of groups.values()) {
+      const list = [...identities];
+      const size = Math.max(MIN_IDENTITIES_PER_STATEMENT, Math.ceil(list.length / LANES));
+      for (let start = 0; start < list.length; start += size) {
+        const slice = list.slice(start, start + size);
+        statements.push(
+          answerVisibility(
+            this.pool,
+            check,
+            slice.map(([, identity]) => identity),
+            (error) => this.logger.warn({ err: error }, 'realtime visibility check failed'),
+          ).then((answers) => {
+            slice.forEach(([identity], position) => {
+              indexes.forEach((changeIndex, keyPosition) => {
+                result.set(
+                  `${identity}|${changeIndex}`,
+                  answers[position]?.has(keyPosition) ?? false,
+                );
+              });
+            });
           }),
-          (error) => this.logger.warn({ err: error }, 'realtime visibility check failed'),
         );
-        slice.forEach((group, position) => {
-          group.indexes.forEach((changeIndex, keyPosition) => {
-            result.set(
-              `${group.identity}|${changeIndex}`,
-              answers[position]?.has(keyPosition) ?? false,
-            );
-          });
-        });
-      }),
-    );
+      }
+    }
+    await Promise.all(statements);
     return result;
   }
 

@@ -62,16 +62,25 @@ export function decodeTextFrame(text: string, vsn: Vsn): Frame {
 }
 
 export function encodeTextFrame(frame: Frame, vsn: Vsn): string {
+  return encodeTextFrameWithPayload(frame, JSON.stringify(frame.payload), vsn);
+}
+
+/**
+ * A frame around a payload that is already JSON text, so a change's payload is encoded once
+ * for all its subscribers rather than once per socket. The text is what JSON.stringify gives for
+ * the whole frame.
+ */
+export function encodeTextFrameWithPayload(
+  frame: Omit<Frame, 'payload'>,
+  payloadJson: string,
+  vsn: Vsn,
+): string {
+  const { joinRef, ref, topic, event } = frame;
+  const json = JSON.stringify;
   if (vsn === '2.0.0') {
-    return JSON.stringify([frame.joinRef, frame.ref, frame.topic, frame.event, frame.payload]);
+    return `[${json(joinRef)},${json(ref)},${json(topic)},${json(event)},${payloadJson}]`;
   }
-  return JSON.stringify({
-    join_ref: frame.joinRef,
-    ref: frame.ref,
-    topic: frame.topic,
-    event: frame.event,
-    payload: frame.payload,
-  });
+  return `{"join_ref":${json(joinRef)},"ref":${json(ref)},"topic":${json(topic)},"event":${json(event)},"payload":${payloadJson}}`;
 }
 
 /** A user broadcast as realtime-js pushes it (kind 3) or a JSON `broadcast` push carries it. */

@@ -9,6 +9,7 @@ import {
   decodeBroadcastPush,
   decodeTextFrame,
   encodeTextFrame,
+  encodeTextFrameWithPayload,
   encodeUserBroadcast,
   type Frame,
   ProtocolError,
@@ -54,6 +55,10 @@ export class SocketSession {
   private readonly outbox: ChannelMember['outbox'] = {
     sendFrame: (topic, joinRef, event, payload) =>
       this.send({ joinRef, ref: null, topic, event, payload: payload as Record<string, unknown> }),
+    sendEncodedFrame: (topic, joinRef, event, payloadJson) =>
+      this.deliver(
+        encodeTextFrameWithPayload({ joinRef, ref: null, topic, event }, payloadJson, this.vsn),
+      ),
     sendBroadcast: (member, broadcast) => this.sendBroadcast(member, broadcast),
     closeChannel: (member, message) => this.closeWithError(member, message),
   };

@@ -1,7 +1,9 @@
-// Which changed rows a subscriber may see, decided by the table's own RLS: the existence check
+// Which changed rows each subscriber may see, decided by the table's own RLS: the existence check
 // on the primary key runs as the subscriber, with role and request.jwt.claims set as PostgREST
-// sets them (Realtime's apply_rls). One query per identity and table covers a whole batch.
-import type { Pool } from 'pg';
+// sets them. As Supabase Realtime's apply_rls, one statement answers for many identities: the
+// check is prepared once and run per identity in a loop inside the database, so a change costs
+// one round trip instead of one transaction per identity (issue 20: p95 497 ms at 500).
+import type { Pool, PoolClient } from 'pg';
 import { quoteIdent, type TableRef } from './catalog.ts';
 import type { ChangeColumn } from './wal-stream.ts';
 
@@ -10,80 +12,126 @@ export interface Identity {
   claims: Record<string, unknown>;
 }
 
-/** One identity's question: which of these keys of `table` may it select? */
-export interface VisibilityQuestion {
-  identity: Identity;
+/** Which of these keys of `table` may each identity select? */
+export interface VisibilityCheck {
   table: TableRef;
   primaryKey: ChangeColumn[];
   /** Primary-key values as text, in primaryKey order. */
   keys: string[][];
 }
 
-/** Questions answered per round trip: each is its own transaction in one simple query. */
-const QUESTIONS_PER_ROUND_TRIP = 50;
+/**
+ * Runs `check_sql` once per identity. Each run sits in its own subtransaction that is always
+ * rolled back (the RTVIS raise), so whatever one identity's policies set (role, claims, a GUC a
+ * policy caches a value in) is undone before the next identity runs, as if each had its own
+ * transaction as under PostgREST. A failing identity (an error in a policy) gets `failure` and
+ * sees nothing; the others are unaffected. A temporary function: nothing is added to the
+ * project's schema, and only this connection can call it.
+ */
+const LOOP_FUNCTION = `create or replace function pg_temp.realtime_visible(
+    check_sql text, roles text[], claims text[])
+  returns table (visible int[], failure text) language plpgsql as $fn$
+  begin
+    -- PREPARE is not transactional: a call that failed may have left the statement behind.
+    if exists (select from pg_catalog.pg_prepared_statements
+               where name = 'realtime_visible_check') then
+      deallocate realtime_visible_check;
+    end if;
+    execute 'prepare realtime_visible_check as ' || check_sql;
+    for i in 1 .. coalesce(array_length(roles, 1), 0) loop
+      visible := null;
+      failure := null;
+      begin
+        perform pg_catalog.set_config('role', roles[i], true),
+                pg_catalog.set_config('request.jwt.claims', claims[i], true);
+        execute 'execute realtime_visible_check' into visible;
+        raise sqlstate 'RTVIS';
+      exception
+        when sqlstate 'RTVIS' then null;
+        when others then failure := sqlerrm;
+      end;
+      return next;
+    end loop;
+    deallocate realtime_visible_check;
+  end
+  $fn$`;
 
-function transactionFor(question: VisibilityQuestion, literal: (value: string) => string): string {
-  const { identity, table, primaryKey, keys } = question;
+/** Connections that already hold the temporary function. */
+const prepared = new WeakSet<PoolClient>();
+
+/**
+ * The check as SQL. The keys are typed constants (VALUES), not text cast inside the join: a
+ * cast such as text::bigint is not leakproof, so under RLS the planner may not push
+ * `t.id = u.k0::bigint` below the policy and scanned the whole table once per identity; with
+ * typed keys the comparison is the type's own (leakproof) equality and uses the primary key.
+ */
+function checkSql(check: VisibilityCheck, literal: (value: string) => string): string {
+  const { table, primaryKey, keys } = check;
   const aliases = primaryKey.map((_, index) => `k${index}`);
-  const arrays = primaryKey.map(
-    (_, index) => `array[${keys.map((key) => literal(key[index] ?? '')).join(', ')}]::text[]`,
+  const rows = keys.map(
+    (key, row) =>
+      `(${primaryKey.map((column, index) => `${literal(key[index] ?? '')}::${column.sqlType}`).join(', ')}, ${row + 1})`,
   );
   const conditions = primaryKey
-    .map((column, index) => `t.${quoteIdent(column.name)} = u.${aliases[index]}::${column.sqlType}`)
+    .map((column, index) => `t.${quoteIdent(column.name)} = u.${aliases[index]}`)
     .join(' and ');
-  return `begin read only;
-    select set_config('role', ${literal(identity.role)}, true),
-           set_config('request.jwt.claims', ${literal(JSON.stringify(identity.claims))}, true),
-           set_config('statement_timeout', '5s', true);
-    select u.ord::int as ord
-    from unnest(${arrays.join(', ')}) with ordinality as u (${aliases.join(', ')}, ord)
+  return `select coalesce(pg_catalog.array_agg(u.ord), '{}')
+    from (values ${rows.join(', ')}) as u (${aliases.join(', ')}, ord)
     where exists (select 1 from ${quoteIdent(table.schema)}.${quoteIdent(table.table)} t
-                  where ${conditions});
-    commit;`;
+                  where ${conditions})`;
 }
 
 /**
- * For each question, the indexes into its `keys` that its identity can select right now. Many
- * identities share a round trip (simple query protocol, every value a literal escaped by the
- * driver); a failure anywhere in a round trip hides all its rows (fail closed) and is rethrown
- * to the caller through `onError`.
+ * For each identity, the indexes into `check.keys` it can select right now. One read-only
+ * transaction (5 s limit) answers for all of them; an identity whose check fails sees nothing
+ * and is reported through `onError`. If the whole statement fails (the time limit, a lost
+ * connection), every identity is asked again alone, so one slow policy hides only its own rows.
  */
 export async function answerVisibility(
   pool: Pool,
-  questions: VisibilityQuestion[],
+  check: VisibilityCheck,
+  identities: Identity[],
   onError: (error: unknown) => void,
 ): Promise<Array<Set<number>>> {
-  const answers = questions.map(() => new Set<number>());
-  for (let start = 0; start < questions.length; start += QUESTIONS_PER_ROUND_TRIP) {
-    const chunk = questions.slice(start, start + QUESTIONS_PER_ROUND_TRIP);
-    let failure: unknown;
-    const client = await pool.connect();
-    try {
-      const literal = (value: string) => client.escapeLiteral(value);
-      const results = (await client.query(
-        chunk.map((question) => transactionFor(question, literal)).join('\n'),
-      )) as unknown as Array<{ rows: Array<{ ord: number }> }>;
-      chunk.forEach((_, index) => {
-        // Four results per transaction: begin, set_config, the check, commit.
-        const rows = results[index * 4 + 2]?.rows ?? [];
-        answers[start + index] = new Set(rows.map((row) => row.ord - 1));
-      });
-    } catch (error) {
-      failure = error;
-      await client.query('rollback').catch(() => undefined);
-    } finally {
-      client.release();
+  if (identities.length === 0 || check.keys.length === 0) return identities.map(() => new Set());
+  let failure: unknown;
+  const client = await pool.connect();
+  try {
+    if (!prepared.has(client)) {
+      await client.query(LOOP_FUNCTION);
+      prepared.add(client);
     }
-    if (failure === undefined) continue;
-    if (chunk.length === 1) {
-      onError(failure);
-      continue;
-    }
-    // One question failed (a role without SELECT, a timeout): ask the rest one by one.
-    for (const [index, question] of chunk.entries()) {
-      const [answer] = await answerVisibility(pool, [question], onError);
-      answers[start + index] = answer ?? new Set();
-    }
+    const literal = (value: string) => client.escapeLiteral(value);
+    const array = (values: string[]) => `array[${values.map(literal).join(', ')}]::text[]`;
+    const results = (await client.query(
+      `begin read only;
+       set local statement_timeout = '5s';
+       select visible, failure from pg_temp.realtime_visible(${literal(checkSql(check, literal))},
+         ${array(identities.map((identity) => identity.role))},
+         ${array(identities.map((identity) => JSON.stringify(identity.claims)))});
+       commit;`,
+    )) as unknown as Array<{ rows: Array<{ visible: number[] | null; failure: string | null }> }>;
+    const rows = results[2]?.rows ?? [];
+    return identities.map((_, index) => {
+      const row = rows[index];
+      if (row?.failure) onError(new Error(`visibility check failed: ${row.failure}`));
+      return new Set((row?.visible ?? []).map((ord) => ord - 1));
+    });
+  } catch (error) {
+    failure = error;
+    await client.query('rollback').catch(() => undefined);
+  } finally {
+    // A connection whose statement failed is not reused: it may hold a half-done state.
+    client.release(failure !== undefined);
+  }
+  if (identities.length === 1) {
+    onError(failure);
+    return [new Set()];
+  }
+  const answers: Array<Set<number>> = [];
+  for (const identity of identities) {
+    const [answer] = await answerVisibility(pool, check, [identity], onError);
+    answers.push(answer ?? new Set());
   }
   return answers;
 }
