@@ -1,5 +1,6 @@
 // The RPCs of 001 §4.2 through supabase-js, each scoped to what the caller may see:
-// entries_filtered_list / _count, expand_service_groups, effective_settings_for_device; and the
+// entries_filtered_list / _count, entries_count (issue 20), expand_service_groups,
+// effective_settings_for_device; and the
 // derived online field of devices (150 s window).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useActors } from './helpers/actors.ts';
@@ -270,17 +271,65 @@ describe('devices.online', () => {
   });
 });
 
+// entries_count answers {count, exact}: exact up to 1000 (these fixtures), an estimate above
+// (its sampling is covered by pgTAP 23-rpc-entries-count, which needs pages of data).
+describe('entries_count', () => {
+  it('counts what the caller may see, flagged exact, through POST and GET', async () => {
+    const { A, B, admin, nocap } = actors();
+    expect((await A.client.rpc('entries_count', { search_q: marker })).data).toEqual({
+      count: entryIdsOfA.length,
+      exact: true,
+    });
+    expect((await B.client.rpc('entries_count', { search_q: marker })).data).toEqual({
+      count: 1,
+      exact: true,
+    });
+    expect((await admin.client.rpc('entries_count', { search_q: marker })).data).toEqual({
+      count: entryIdsOfA.length + 1,
+      exact: true,
+    });
+    expect((await nocap.client.rpc('entries_count', { search_q: marker })).data).toEqual({
+      count: 0,
+      exact: true,
+    });
+    const byGet = await A.client.rpc('entries_count', { search_q: marker }, { get: true });
+    expect(byGet.data).toEqual({ count: entryIdsOfA.length, exact: true });
+  });
+
+  it('takes the filters of inspect_entries and exact on request', async () => {
+    const { A, B } = actors();
+    const ok = await A.client.rpc('entries_count', { search_q: marker, status_classes: [2] });
+    expect(ok.data).toEqual({ count: entryIdsOfA.length, exact: true });
+    const noStatus = await B.client.rpc('entries_count', { search_q: marker, status_classes: [0] });
+    expect(noStatus.data).toEqual({ count: 1, exact: true });
+    const posts = await A.client.rpc('entries_count', { search_q: marker, methods: ['POST'] });
+    expect(posts.data).toEqual({ count: 0, exact: true });
+    const future = await A.client.rpc('entries_count', {
+      search_q: marker,
+      from_ts: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(future.data).toEqual({ count: 0, exact: true });
+    const exact = await A.client.rpc('entries_count', { search_q: marker, exact: true });
+    expect(exact.data).toEqual({ count: entryIdsOfA.length, exact: true });
+    const refused = await A.client.rpc('entries_count', { status_classes: [9] });
+    expect(refused.status).toBe(400);
+    expect(refused.error?.code).toBe('22023');
+  });
+});
+
 describe('every RPC for every caller', () => {
   const argumentsOf = (name: string): Record<string, unknown> =>
     ({
       entries_filtered_list: { search_q: marker },
       entries_filtered_count: { search_q: marker },
+      entries_count: { search_q: marker },
       expand_service_groups: { group_ids: [graphs.A.group.id] },
       effective_settings_for_device: { target_uuid: graphs.A.device.uuid },
     })[name] as Record<string, unknown>;
   const names = [
     'entries_filtered_list',
     'entries_filtered_count',
+    'entries_count',
     'expand_service_groups',
     'effective_settings_for_device',
   ];
@@ -294,6 +343,7 @@ describe('every RPC for every caller', () => {
   it.each([
     // B's search finds only B's own entry on the shared host; A's group and device stay hidden.
     ['entries_filtered_count', 200, 1],
+    ['entries_count', 200, { count: 1, exact: true }],
     ['expand_service_groups', 200, []],
     ['effective_settings_for_device', 404, null],
   ])("%s: member B learns nothing of member A's rows", async (name, status, data) => {
