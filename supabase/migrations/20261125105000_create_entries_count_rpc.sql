@@ -1,7 +1,8 @@
 -- entries_count (issue 20, "Round-1 figures that fell short"): the count the dashboard shows for
--- any entry filter, under 50 ms at 1M captures. Exact up to a threshold, an estimate flagged as
--- such above it, the way PostgREST's `Prefer: count=estimated` answers (exact up to db-max-rows,
--- an estimate beyond); `exact => true` still counts every row (as entries_filtered_count does).
+-- any entry filter, aiming at 50 ms p95 at 1M captures (measured in docs/data-model.md). Exact up
+-- to a threshold, an estimate flagged as such above it, the way PostgREST's
+-- `Prefer: count=estimated` answers (exact up to db-max-rows, an estimate beyond);
+-- `exact => true` still counts every row (as entries_filtered_count does).
 -- Counting a common term exactly costs one heap visit per match (67k matches of 1M: 274 ms p95,
 -- docs/data-model.md), so a large answer is estimated from a sample instead.
 
