@@ -10,6 +10,7 @@ import { ConsentPage } from './routes/consent-page.tsx';
 import { DevicesPage } from './routes/devices-page.tsx';
 import { NotFoundPage } from './routes/not-found-page.tsx';
 import { OverviewPage } from './routes/overview-page.tsx';
+import { RequestPage } from './routes/request-page.tsx';
 import { SignInPage } from './routes/sign-in-page.tsx';
 
 const ROUTES: Record<string, ComponentType> = {
@@ -23,8 +24,16 @@ const ROUTES: Record<string, ComponentType> = {
   '/mcp/consent': ConsentPage,
 };
 
+/** Detail paths: a device (`/devices/<uuid>`) and a capture (`/requests/<id>`, as the
+ * assistant links them, docs/assistant.md). */
+function detailRoute(pathname: string): ComponentType | undefined {
+  if (/^\/devices\/[0-9a-f-]{36}$/i.test(pathname)) return DevicesPage;
+  if (/^\/requests\/\d{1,18}$/.test(pathname)) return RequestPage;
+  return undefined;
+}
+
 export function App() {
   const { pathname } = useLocation();
-  const Page = ROUTES[pathname] ?? NotFoundPage;
+  const Page = ROUTES[pathname] ?? detailRoute(pathname) ?? NotFoundPage;
   return <Page />;
 }

@@ -280,7 +280,13 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
     const functionsDir = join(projectDir, 'supabase', 'functions');
     const functions = new FunctionHost({
       functions: discoverFunctions(functionsDir, project.functions),
-      secrets: { ...readFunctionsEnv(functionsDir), ...options.functionSecrets },
+      secrets: {
+        // The assistant links devices and captures to this stack's dashboard (its own default is
+        // the fixed local port, wrong for a stack on free ports); .env and tests may override.
+        ASSISTANT_DASHBOARD_URL: dashboardUrl,
+        ...readFunctionsEnv(functionsDir),
+        ...options.functionSecrets,
+      },
       projectDir,
       logger,
       environment: {

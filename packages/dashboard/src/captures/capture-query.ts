@@ -71,18 +71,30 @@ export async function listCaptures(
   return (data ?? []) as unknown as CaptureSummary[];
 }
 
-/** The match count, or null when a filter is set that the count RPC cannot apply. */
+export type CaptureCount = { count: number; exact: boolean };
+
+/**
+ * How many captures match, from `entries_count` (issue 20): exact up to 1000, above that an
+ * estimate flagged `exact: false` (under 50 ms at 1M rows); `exact` asks for the full count,
+ * which `entries_filtered_count` also gives but slower for common terms (docs/data-model.md).
+ */
 export async function countCaptures(
   supabase: SupabaseClient,
   filters: CaptureFilters,
-): Promise<number | null> {
-  if (needsInspect(filters)) return null;
-  const { data, error } = await supabase.rpc('entries_filtered_count', {
+  exact = false,
+): Promise<CaptureCount> {
+  const { data, error } = await supabase.rpc('entries_count', {
     ...common(filters),
     target_workspace: filters.workspace || null,
+    methods: filters.method ? [filters.method] : null,
+    status_classes: filters.statusClass ? [Number(filters.statusClass)] : null,
+    from_ts: filters.from ? new Date(filters.from).toISOString() : null,
+    to_ts: filters.to ? new Date(filters.to).toISOString() : null,
+    exact,
   });
   if (error) throw new Error(error.message);
-  return Number(data);
+  const answer = data as { count?: unknown; exact?: unknown };
+  return { count: Number(answer.count), exact: answer.exact === true };
 }
 
 /** Whether a live capture belongs in the list under the current filters. */

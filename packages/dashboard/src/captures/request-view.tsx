@@ -86,33 +86,39 @@ function Facts(props: { value: Record<string, unknown> | undefined; testId: stri
   );
 }
 
-export function RequestView(props: { id: number; ts: string }) {
+/** One capture by id; `ts` (when the caller has it) lets Postgres read one weekly partition. */
+export function RequestView(props: { id: number; ts?: string }) {
   const { supabase } = useAppServices();
-  const [row, setRow] = useState<CaptureRow | null>(null);
+  const [row, setRow] = useState<CaptureRow | null | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
   useEffect(() => {
     let current = true;
-    setRow(null);
+    setRow(undefined);
     setCopied(false);
-    // The ts floor lets Postgres read one weekly partition (001 §4.2 rule 3).
-    void supabase
+    let query = supabase
       .from('entries')
       .select('id,ts,kind,device_uuid,request_id,payload')
-      .eq('id', props.id)
-      .eq('ts', props.ts)
-      .maybeSingle()
-      .then(({ data, error: readError }) => {
-        if (!current) return;
-        if (readError) setError(readError.message);
-        else setRow(data as CaptureRow | null);
-      });
+      .eq('id', props.id);
+    // 001 §4.2 rule 3: with the capture time, partition pruning leaves one weekly partition.
+    if (props.ts) query = query.eq('ts', props.ts);
+    void query.maybeSingle().then(({ data, error: readError }) => {
+      if (!current) return;
+      if (readError) setError(readError.message);
+      else setRow(data as CaptureRow | null);
+    });
     return () => {
       current = false;
     };
   }, [supabase, props.id, props.ts]);
   if (error) return <p className="error">{error}</p>;
-  if (!row) return <p className="muted">Loading capture…</p>;
+  if (row === undefined) return <p className="muted">Loading capture…</p>;
+  if (row === null)
+    return (
+      <p className="muted" data-testid="capture-missing">
+        No such capture, or not yours to see.
+      </p>
+    );
   const p = row.payload;
   const curl = toCurl(p);
   async function copyCurl() {

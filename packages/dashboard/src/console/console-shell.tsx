@@ -10,7 +10,7 @@ import { useSignInRedirect } from '../components/use-sign-in-redirect.ts';
 import { HOME_PATH, signInPath } from '../next-path.ts';
 import { navigate, useLocation } from '../router.ts';
 import { useTheme } from '../theme.ts';
-import { CONSOLE_PAGES, type ConsolePage } from './pages.ts';
+import { CONSOLE_PAGES, type ConsolePage, pageForPath } from './pages.ts';
 
 /** Follows a same-origin link through the router unless a modifier asks for a new tab. */
 export function followLink(event: MouseEvent<HTMLAnchorElement>, path: string) {
@@ -65,7 +65,7 @@ function ConsoleNav(props: { pages: readonly ConsolePage[]; current: string }) {
             <a
               href={page.path}
               data-testid={`nav-${page.id}`}
-              aria-current={page.path === props.current ? 'page' : undefined}
+              aria-current={pageForPath(props.current)?.id === page.id ? 'page' : undefined}
               onClick={(event) => followLink(event, page.path)}
             >
               {page.label}
@@ -163,7 +163,7 @@ function ShellFrame(props: {
 /** A console page: signed in (else to sign-in and back), whoami read, then the frame. */
 export function ConsoleShell(props: { children: ReactNode }) {
   const { pathname } = useLocation();
-  const page = CONSOLE_PAGES.find((candidate) => candidate.path === pathname);
+  const page = pageForPath(pathname);
   // Sign-in may return only to validated paths (next-path.ts): console pages come back to `/`.
   const session = useSignInRedirect(HOME_PATH);
   const userId = session.status === 'signed-in' ? session.session.user.id : undefined;

@@ -50,6 +50,10 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   { id: 'access', path: '/access', label: 'Access', shortcut: 'x', visible: () => true },
 ];
 
+/** The page a path belongs to: its own path, or a detail under it (`/devices/<uuid>`). */
 export function pageForPath(pathname: string): ConsolePage | undefined {
-  return CONSOLE_PAGES.find((page) => page.path === pathname);
+  const first = `/${pathname.split('/')[1] ?? ''}`;
+  // `/requests/<id>` (the assistant's links) is a capture: the Captures page's rules apply.
+  const section = first === '/requests' ? '/captures' : first;
+  return CONSOLE_PAGES.find((page) => page.path === section);
 }

@@ -4,6 +4,7 @@
 import { type FormEvent, useRef, useState } from 'react';
 import { useAppServices } from '../app-context.tsx';
 import { type AskArtifact, ask } from '../assistant/ask-client.ts';
+import { Markdown } from '../components/markdown.tsx';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { useSession } from '../session.tsx';
 
@@ -114,7 +115,13 @@ function Assistant() {
               </ul>
             )}
             <div className="chat__message" data-testid="chat-answer" aria-live="polite">
-              {turn.answer || (turn.state === 'streaming' ? '…' : '')}
+              {turn.answer ? (
+                <Markdown text={turn.answer} />
+              ) : turn.state === 'streaming' ? (
+                '…'
+              ) : (
+                ''
+              )}
             </div>
             {turn.artifacts.map((artifact, artifactIndex) => {
               const link = safeLink(artifact.confirm_url);

@@ -6,6 +6,7 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { useAppServices } from '../app-context.tsx';
 import {
+  type CaptureCount,
   type CaptureFilters,
   countCaptures,
   EMPTY_FILTERS,
@@ -62,7 +63,7 @@ function Captures() {
   const [draft, setDraft] = useState<CaptureFilters>(EMPTY_FILTERS);
   const [filters, setFilters] = useState<CaptureFilters>(EMPTY_FILTERS);
   const [rows, setRows] = useState<CaptureSummary[]>([]);
-  const [count, setCount] = useState<number | null>(null);
+  const [count, setCount] = useState<CaptureCount | null>(null);
   const [more, setMore] = useState(false);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<string | null>(null);
@@ -116,7 +117,10 @@ function Captures() {
         const matching = arrivals.filter((row) => matchesFilters(row, filtersRef.current));
         if (matching.length === 0) return;
         setRows((current) => mergeNewest(current, matching, Math.max(LIVE_LIMIT, current.length)));
-        setCount((value) => (value === null ? null : value + matching.length));
+        // An exact count stays exact; an estimate is left alone.
+        setCount((value) =>
+          value?.exact ? { count: value.count + matching.length, exact: true } : value,
+        );
       },
       setChannel,
     );
@@ -171,6 +175,14 @@ function Captures() {
       else next.add(id);
       return next;
     });
+  }
+
+  async function countExactly() {
+    try {
+      setCount(await countCaptures(supabase, filters, true));
+    } catch (countError) {
+      setError((countError as Error).message);
+    }
   }
 
   async function exportSelection() {
@@ -305,8 +317,15 @@ function Captures() {
             : 'Paused'}
         </span>
         <span className="muted" data-testid="capture-count">
-          {count === null ? `${rows.length} shown` : `${count.toLocaleString('en')} matching`}
+          {count === null
+            ? `${rows.length} shown`
+            : `${count.exact ? '' : 'about '}${count.count.toLocaleString('en')} matching`}
         </span>
+        {count && !count.exact && (
+          <button type="button" className="button--small button--secondary" onClick={countExactly}>
+            Count exactly
+          </button>
+        )}
         <button
           type="button"
           className="button--small"

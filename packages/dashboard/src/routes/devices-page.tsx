@@ -11,6 +11,7 @@ import { pacUrlFor, platformSteps } from '../console/device-setup.ts';
 import { type DeviceRow, isOnline, useDevices } from '../console/devices-data.ts';
 import { useNow } from '../console/live.ts';
 import { formatDuration } from '../console/snapshots.ts';
+import { navigate, useLocation } from '../router.ts';
 
 const OS_CHOICES = ['android', 'ios', 'macos', 'windows', 'linux', 'other'] as const;
 
@@ -342,12 +343,16 @@ function Devices() {
   const editable = can(access, 'devices', 'edit');
   const { devices, loaded, error } = useDevices();
   const now = useNow();
-  const [selected, setSelected] = useState<string | null>(null);
+  // The selected device is in the path (`/devices/<uuid>`), so it can be linked to (the
+  // assistant's "Data used" links are such paths).
+  const { pathname } = useLocation();
+  const selected = /^\/devices\/([0-9a-f-]{36})$/i.exec(pathname)?.[1] ?? null;
+  const select = (uuid: string) => navigate(`/devices/${uuid}`);
   const device = devices.find((candidate) => candidate.uuid === selected) ?? devices[0];
   return (
     <>
       <h1>Devices</h1>
-      {editable && <AddDeviceForm onAdded={setSelected} />}
+      {editable && <AddDeviceForm onAdded={select} />}
       {error && <p className="error">{error}</p>}
       <div className="split">
         <section className="panel" aria-label="Devices">
@@ -392,7 +397,7 @@ function Devices() {
                           type="button"
                           className="button--small button--secondary"
                           aria-label={`Set up ${row.name}`}
-                          onClick={() => setSelected(row.uuid)}
+                          onClick={() => select(row.uuid)}
                         >
                           Set up
                         </button>

@@ -1,0 +1,504 @@
+// The console's traffic pages in Chromium against a started stack whose proxy may reach loopback
+// origins (and nothing else): adding a device and the PAC URL a second Chromium then uses, rename,
+// the CA download, the live tail within a second, the request view and copy as curl, HAR export
+// checked by a HAR parser, search and keyset paging, breakpoints resumed over REST, the assistant
+// streaming from the OpenAI-compatible double, and a revoked grant whose token stops working.
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { har as validateHar } from 'har-validator';
+import { chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResponsesStub, textTurn, toolTurn } from '../../assistant/test/helpers/responses-stub.ts';
+import { setUpBrowser } from './helpers/browser.ts';
+import {
+  clientAs,
+  collectErrors,
+  DEMO_USER_IDS,
+  setUpDatabase,
+  signInAs,
+} from './helpers/console.ts';
+import { setUpDashboardStack } from './helpers/dashboard-stack.ts';
+import { startStandInClient } from './helpers/oauth-client.ts';
+
+/** supabase/seed.sql: the member's Pixel 8. */
+const MEMBER_DEVICE = 'd0000000-0000-4000-8000-000000000001';
+
+// Before the stack: its ask function is pointed at this double.
+const stub = new ResponsesStub();
+beforeAll(async () => {
+  await stub.start();
+});
+afterAll(async () => {
+  await stub.stop();
+});
+
+const dashboard = setUpDashboardStack(() => ({
+  // Loopback only, as the proxy's own browser test: nothing can leave the machine.
+  proxyDestinations: ['127.0.0.0/8', '0.0.0.0/32', 'localhost', '*.localhost'],
+  functionSecrets: {
+    OPENAI_API_KEY: 'test-provider-key',
+    OPENAI_BASE_URL: `${stub.url}/v1`,
+    ASSISTANT_PING_MS: '150',
+    ASSISTANT_MODEL_RETRIES: '0',
+    ASSISTANT_WEB_SEARCH: '0',
+    ASSISTANT_RATE_PER_MINUTE: '1000',
+  },
+}));
+const browsers = setUpBrowser();
+const database = setUpDatabase(() => dashboard().stack);
+
+// An origin on loopback answering JSON with the path it saw.
+let origin: http.Server;
+let originPort = 0;
+beforeAll(async () => {
+  origin = http.createServer((request, response) => {
+    const body = JSON.stringify({ path: request.url, method: request.method, ok: true });
+    response.writeHead(request.url?.includes('/fail') ? 503 : 200, {
+      'content-type': 'application/json',
+    });
+    response.end(body);
+  });
+  origin.listen(0, '127.0.0.1');
+  await once(origin, 'listening');
+  originPort = (origin.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  origin?.closeAllConnections();
+  await new Promise((resolve) => origin?.close(resolve));
+});
+
+const managementUrl = () => `http://127.0.0.1:${dashboard().stack.ports.proxyManagement}`;
+
+/** What a device does with its bundle: POST /allocate (docs/proxy.md). */
+async function allocate(
+  credentials: { username: string; password: string },
+  uuid: string,
+  deviceName: string,
+) {
+  const response = await fetch(`${managementUrl()}/allocate`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ uuid, deviceName, country: 'NL' }),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as { port: number };
+}
+
+/** One request through a device port to the loopback origin, as the device would send it. */
+function sendThroughPort(port: number, path: string, headers: Record<string, string> = {}) {
+  return new Promise<number>((resolve, reject) => {
+    const request = http.request({
+      host: '127.0.0.1',
+      port,
+      method: 'GET',
+      path: `http://127.0.0.1:${originPort}${path}`,
+      headers: { 'x-dashboard-test': 'yes', accept: 'application/json', ...headers },
+      agent: false,
+    });
+    request.on('response', (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+type DeviceUnderTest = {
+  uuid: string;
+  name: string;
+  port: number;
+  username: string;
+  password: string;
+};
+let device: DeviceUnderTest | undefined;
+
+/** Adds a device and issues a bundle in the page, then allocates as the device would. */
+async function addDeviceInPage(page: Page, name: string): Promise<DeviceUnderTest> {
+  await signInAs(page, dashboard().dashboardUrl, 'user', '/devices');
+  await page.getByLabel('Device name').fill(name);
+  await page.getByRole('button', { name: 'Add device' }).click();
+  const row = page.locator('[data-testid="devices-table"] tbody tr', { hasText: name });
+  await row.waitFor();
+  const uuid = (await row.getAttribute('data-uuid')) as string;
+  await page.getByLabel('Bundle label').fill(`bundle for ${name}`);
+  await page.getByRole('button', { name: 'Issue bundle' }).click();
+  const username = (await page.getByTestId('bundle-username').textContent()) as string;
+  const password = (await page.getByTestId('bundle-password').textContent()) as string;
+  const { port } = await allocate({ username, password }, uuid, name);
+  return { uuid, name, port, username, password };
+}
+
+describe('devices', () => {
+  it('adds a device; once it allocates, the page shows its port and a PAC URL Chromium can use', async () => {
+    const { page } = await browsers.openPage();
+    const errors = collectErrors(page);
+    const name = `Test phone ${Date.now()}`;
+    device = await addDeviceInPage(page, name);
+    const row = page.locator(`tr[data-uuid="${device.uuid}"]`);
+    // The port arrives over Realtime (the allocation upserts the device row).
+    await expect
+      .poll(() => row.getByTestId('device-port').textContent(), { timeout: 5000 })
+      .toBe(String(device.port));
+    await page.getByRole('button', { name: `Set up ${name}` }).click();
+    const pacUrl = (await page.getByTestId('pac-url').textContent()) as string;
+    expect(pacUrl).toBe(
+      `http://${device.port}.proxy.localhost:${dashboard().stack.ports.proxyManagement}/proxy.pac`,
+    );
+    expect(await page.getByTestId('qr-code').getAttribute('data-text')).toBe(pacUrl);
+    expect(await page.locator('[data-testid="qr-code"] path').getAttribute('d')).toMatch(/^M\d/);
+
+    // A second browser, set up only with the PAC URL from the page, is captured under the device.
+    const phone = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: [
+        `--proxy-pac-url=${pacUrl}`,
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
+    });
+    try {
+      const phonePage = await phone.newPage();
+      const marker = `pac-${Date.now()}`;
+      // Chromium sends loopback names direct whatever the PAC says; 0.0.0.0 reaches the origin.
+      const response = await phonePage.goto(`http://0.0.0.0:${originPort}/${marker}`);
+      expect(response?.status()).toBe(200);
+      await expect
+        .poll(
+          async () =>
+            (
+              await database().query(
+                `select device_uuid, payload->'attribution'->>'rule' as rule from public.entries where path = $1`,
+                [`/${marker}`],
+              )
+            ).rows[0],
+          { timeout: 5000 },
+        )
+        .toEqual({ device_uuid: device.uuid, rule: 'port' });
+    } finally {
+      await phone.close();
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('renames a device; its port and PAC URL stay', async () => {
+    if (!device) throw new Error('needs the device of the first test');
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/devices');
+    await page.getByRole('button', { name: `Set up ${device.name}` }).click();
+    const pacBefore = await page.getByTestId('pac-url').textContent();
+    await page.getByRole('button', { name: `Rename ${device.name}` }).click();
+    const renamed = `${device.name} (renamed)`;
+    await page.getByLabel('New name').fill(renamed);
+    await page.getByRole('button', { name: 'Save' }).click();
+    const row = page.locator(`tr[data-uuid="${device.uuid}"]`);
+    await expect.poll(() => row.getByTestId('device-name').textContent()).toBe(renamed);
+    expect(await row.getByTestId('device-port').textContent()).toBe(String(device.port));
+    expect(await page.getByTestId('pac-url').textContent()).toBe(pacBefore);
+    const { rows } = await database().query('select name from public.devices where uuid = $1', [
+      device.uuid,
+    ]);
+    expect(rows[0].name).toBe(renamed);
+    device.name = renamed;
+  });
+
+  it('links the CA as PEM and DER, with set-up steps for each platform', async () => {
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/devices');
+    await page.getByTestId('device-setup').waitFor();
+    const pem = await fetch((await page.getByTestId('ca-pem').getAttribute('href')) as string);
+    expect(await pem.text()).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    const der = Buffer.from(
+      await (
+        await fetch((await page.getByTestId('ca-der').getAttribute('href')) as string)
+      ).arrayBuffer(),
+    );
+    expect(der[0]).toBe(0x30); // an ASN.1 SEQUENCE
+    for (const platform of ['ios', 'android', 'macos', 'windows', 'linux', 'firefox']) {
+      await page.getByTestId('platform-select').selectOption(platform);
+      expect(await page.getByTestId('platform-steps').getAttribute('data-platform')).toBe(platform);
+      expect(await page.locator('[data-testid="platform-steps"] li').count()).toBeGreaterThan(2);
+    }
+    expect(await page.getByTestId('manual-proxy').textContent()).toBe(
+      `127.0.0.1:${dashboard().stack.ports.proxy}`,
+    );
+  });
+});
+
+describe('captures', () => {
+  it('shows a capture sent through the proxy in the device live tail within a second', async () => {
+    if (!device) throw new Error('needs the device of the first test');
+    const { page } = await browsers.openPage();
+    const errors = collectErrors(page);
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/captures');
+    await page.getByTestId('filter-device').selectOption(device.uuid);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.getByTestId('tail-state').getAttribute('data-state')).toBe('live');
+    const marker = `tail-${Date.now()}`;
+    // The page notes when the row appears, by its own clock (same machine as ours).
+    await page.evaluate((text) => {
+      const observer = new MutationObserver(() => {
+        if (document.querySelector('[data-testid="captures-table"]')?.textContent?.includes(text)) {
+          (window as unknown as { seenAt: number }).seenAt = Date.now();
+          observer.disconnect();
+        }
+      });
+      observer.observe(document.body, { subtree: true, childList: true, characterData: true });
+    }, marker);
+    expect(await sendThroughPort(device.port, `/${marker}?q=1`)).toBe(200);
+    const answeredAt = Date.now();
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { seenAt?: number }).seenAt), {
+        timeout: 3000,
+      })
+      .toBeTruthy();
+    const seenAt = (await page.evaluate(
+      () => (window as unknown as { seenAt: number }).seenAt,
+    )) as number;
+    expect(seenAt - answeredAt).toBeLessThan(1000);
+
+    // The request view of that capture.
+    await page.getByRole('button', { name: new RegExp(marker) }).click();
+    await page.getByTestId('request-view').waitFor();
+    expect(await page.getByTestId('request-headers').textContent()).toContain('x-dashboard-test');
+    expect(await page.getByTestId('response-body').getAttribute('data-kind')).toBe('json');
+    expect(await page.locator('[data-testid="response-body"] pre').textContent()).toContain(
+      '\n  "path"',
+    );
+    expect(await page.getByTestId('attribution').textContent()).toContain('port');
+    await page.getByTestId('timings').waitFor();
+    const curl = (await page.getByTestId('curl-command').textContent()) as string;
+    expect(curl).toContain(`'http://127.0.0.1:${originPort}/${marker}?q=1'`);
+    expect(curl).toContain("-H 'x-dashboard-test: yes'");
+    expect(errors).toEqual([]);
+  });
+
+  it('exports selected captures as HAR 1.2 that a HAR parser accepts and that matches the rows', async () => {
+    if (!device) throw new Error('needs the device of the first test');
+    const marker = `har-${Date.now()}`;
+    expect(await sendThroughPort(device.port, `/${marker}/one`)).toBe(200);
+    expect(await sendThroughPort(device.port, `/${marker}/fail`)).toBe(503);
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/captures');
+    await page.getByLabel('Search').fill(marker);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.getByTestId('capture-count').textContent()).toBe('2 matching');
+    const boxes = page.getByRole('checkbox', { name: /Select capture/ });
+    await boxes.nth(0).check();
+    await boxes.nth(1).check();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId('export-selection').click(),
+    ]);
+    const har = JSON.parse(readFileSync((await download.path()) as string, 'utf8'));
+    // har-validator checks against the HAR 1.2 JSON schema and rejects what does not conform.
+    await expect(validateHar(har)).resolves.toEqual(har);
+    const broken = structuredClone(har);
+    delete broken.log.entries[0].request.method;
+    await expect(validateHar(broken)).rejects.toThrow();
+    const { rows } = await database().query(
+      `select id, payload->>'url' as url, (payload->>'statusCode')::int as status, payload->>'method' as method
+         from public.entries where path like $1 order by id`,
+      [`/${marker}/%`],
+    );
+    expect(har.log.version).toBe('1.2');
+    expect(
+      har.log.entries.map(
+        (entry: { request: { url: string; method: string }; response: { status: number } }) => ({
+          url: entry.request.url,
+          method: entry.request.method,
+          status: entry.response.status,
+        }),
+      ),
+    ).toEqual(rows.map((row) => ({ url: row.url, method: row.method, status: row.status })));
+  });
+
+  it('pages by keyset through the admin list with no gaps or repeats, and counts with the RPC', async () => {
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'admin', '/captures');
+    await page.getByTestId('live-toggle').uncheck();
+    const ids = () =>
+      page
+        .locator('[data-testid="captures-table"] tbody tr')
+        .evaluateAll((rows) => rows.map((row) => Number(row.getAttribute('data-capture-id'))));
+    await expect.poll(async () => (await ids()).length).toBe(50);
+    await page.getByTestId('load-older').click();
+    await expect.poll(async () => (await ids()).length).toBe(100);
+    await page.getByTestId('load-older').click();
+    await expect.poll(async () => (await ids()).length).toBe(150);
+    const seen = await ids();
+    expect(new Set(seen).size).toBe(150);
+    expect([...seen].sort((a, b) => b - a)).toEqual(seen);
+    const admin = await clientAs(dashboard().stack, 'admin');
+    const { data: expected } = await admin.rpc('entries_filtered_list', { lim: 150 }).select('id');
+    expect(seen).toEqual((expected as { id: number }[]).map((row) => row.id));
+    // entries_count is exact up to 1000 and may estimate above (the seed holds 4000): an
+    // estimate says "about" and offers the exact figure, which is entries_filtered_count's.
+    const shown = (await page.getByTestId('capture-count').textContent()) as string;
+    expect(shown).toMatch(/^(about )?[\d,]+ matching$/);
+    if (shown.startsWith('about'))
+      await page.getByRole('button', { name: 'Count exactly' }).click();
+    const { data: count } = await admin.rpc('entries_filtered_count', {});
+    await expect
+      .poll(() => page.getByTestId('capture-count').textContent())
+      .toBe(`${Number(count).toLocaleString('en')} matching`);
+  });
+});
+
+describe('breakpoints', () => {
+  it('shows a held request live and resumes it over REST', async () => {
+    if (!device) throw new Error('needs the device of the first test');
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/breakpoints');
+    await page.getByRole('heading', { name: /Held/ }).waitFor();
+    const member = await clientAs(dashboard().stack, 'user');
+    const url = `https://api.example.test/hold-${Date.now()}`;
+    const { data, error } = await member
+      .from('breakpoint_events')
+      .insert({
+        device_uuid: device.uuid,
+        phase: 'request',
+        pattern: 'api.example.test/*',
+        method: 'POST',
+        url,
+        message: { body: 'x' },
+      })
+      .select('id')
+      .single();
+    expect(error).toBeNull();
+    const id = (data as { id: number }).id;
+    const held = page.locator(`[data-testid="held-breakpoint"][data-id="${id}"]`);
+    await held.waitFor({ timeout: 3000 });
+    await held.getByRole('button', { name: 'Resume' }).click();
+    await page
+      .locator(`[data-testid="resumed-breakpoints"] tr[data-id="${id}"]`)
+      .waitFor({ timeout: 3000 });
+    const { rows } = await database().query(
+      'select resolution, resumed_by, resumed_at from public.breakpoint_events where id = $1',
+      [id],
+    );
+    expect(rows[0]).toMatchObject({ resolution: 'continue', resumed_by: DEMO_USER_IDS.user });
+    expect(rows[0].resumed_at).toBeTruthy();
+    expect(await held.count()).toBe(0);
+  });
+
+  it('gives a viewer the list without the buttons', async () => {
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'viewer', '/breakpoints');
+    await page.getByRole('heading', { name: /Held/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Resume' }).count()).toBe(0);
+  });
+});
+
+describe('assistant', () => {
+  it('streams the answer from the OpenAI-compatible double with tool labels, and Stop ends it', async () => {
+    const { page } = await browsers.openPage();
+    const errors = collectErrors(page);
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/assistant');
+    stub.reset();
+    stub.enqueue(
+      () => ({ events: toolTurn([{ name: 'list_devices', arguments: {} }]) }),
+      () => ({ events: textTurn('You have several devices; the Pixel is online.'), delayMs: 20 }),
+    );
+    await page.getByLabel('Question').fill('Which of my devices are online?');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    const turn = page.getByTestId('chat-turn').last();
+    await expect.poll(() => turn.getAttribute('data-state'), { timeout: 15_000 }).toBe('done');
+    const answer = turn.getByTestId('chat-answer');
+    expect(await answer.locator('p').first().textContent()).toBe(
+      'You have several devices; the Pixel is online.',
+    );
+    expect(await turn.getByTestId('tool-labels').textContent()).toContain('Listing devices');
+    // The function's "Data used" links are dashboard paths: one opens that device here.
+    await answer.getByRole('link', { name: 'Device Pixel 8' }).click();
+    await page.waitForURL((url) => url.pathname === `/devices/${MEMBER_DEVICE}`);
+    await page.getByRole('heading', { name: 'Set up Pixel 8' }).waitFor();
+    await page.goBack();
+    await page.getByLabel('Question').waitFor();
+
+    // A slow answer, stopped half-way: the page says so and the provider sees the client leave.
+    stub.enqueue(() => ({
+      events: textTurn('word '.repeat(200), { chunks: Array(200).fill('word ') }),
+      delayMs: 50,
+    }));
+    await page.getByLabel('Question').fill('Tell me everything.');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    const second = page.getByTestId('chat-turn').last();
+    await expect
+      .poll(() => second.getByTestId('chat-answer').textContent(), { timeout: 15_000 })
+      .toContain('word word');
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await expect.poll(() => second.getAttribute('data-state')).toBe('stopped');
+    await expect.poll(() => stub.requests.at(-1)?.closedEarly, { timeout: 5000 }).toBe(true);
+    // An aborted fetch is not a console error.
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('access', () => {
+  it('revoking a grant on the Access page makes its token fail', async () => {
+    const stack = dashboard().stack;
+    const client = await startStandInClient(stack.mcpUrl, 'Dashboard Test Client');
+    try {
+      const { page } = await browsers.openPage();
+      await signInAs(page, dashboard().dashboardUrl, 'user');
+      await page.goto(client.authorizationUrl('grant-state'));
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await expect.poll(() => client.callbacks.length, { timeout: 5000 }).toBe(1);
+      const code = client.callbacks[0]?.searchParams.get('code') as string;
+      const tokenResponse = await fetch(`${stack.mcpUrl}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: client.verifierFor('grant-state') as string,
+          redirect_uri: client.redirectUri,
+          client_id: client.clientId,
+        }),
+      });
+      expect(tokenResponse.status).toBe(200);
+      const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+      const whoami = () =>
+        fetch(`${stack.apiUrl}/rest/v1/rpc/whoami`, {
+          method: 'POST',
+          headers: {
+            apikey: stack.keys.publishableKey,
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+          },
+          body: '{}',
+        });
+      expect((await whoami()).status).toBe(200);
+
+      await page.goto(`${dashboard().dashboardUrl}/access`);
+      const grant = page.locator(`[data-testid="grant"][data-client-id="${client.clientId}"]`);
+      await grant.waitFor();
+      expect(await grant.textContent()).toContain('Dashboard Test Client');
+      await grant.getByRole('button', { name: 'Revoke' }).click();
+      await expect.poll(() => grant.count()).toBe(0);
+      expect((await whoami()).status).toBe(401);
+    } finally {
+      await client.stop();
+    }
+  });
+
+  it('shows an admin the roles with capabilities, federation partners and the farm audit', async () => {
+    const { page } = await browsers.openPage();
+    const errors = collectErrors(page);
+    await signInAs(page, dashboard().dashboardUrl, 'admin', '/access');
+    const roles = page.getByTestId('admin-users-section');
+    await roles.locator('tr[data-role="viewer"]').waitFor();
+    expect(await roles.locator('tr[data-role="viewer"]').textContent()).toContain('stats:view');
+    await page.getByTestId('federation-section').waitFor();
+    await page.getByTestId('farm-audit-section').waitFor();
+    expect(await page.locator('.error').count()).toBe(0);
+    expect(errors).toEqual([]);
+  });
+});
