@@ -1,7 +1,8 @@
 // The farm gate tried as an attacker would, through the MCP SDK client with real OAuth tokens on
 // the repo stack: a command whose confirmation reads as something other than what runs (padded
 // with newlines, reversed by a bidi override), and secrets that reach the audit past the
-// redaction its arguments get (in what would run, in the confirmation itself).
+// redaction its arguments get (in what would run, in the confirmation itself), and a farm user
+// whose role loses the farm while their token (and its cached profile) lives on.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConnectedClient, connectClient } from './helpers/mcp-clients.ts';
@@ -105,5 +106,46 @@ describe('what the audit keeps', () => {
     expect(asked?.arguments.command).toMatchObject({ omitted: 'long string', length: 4_002 });
     expect(asked?.outcome.would_run).toMatchObject({ omitted: 'long string' });
     expect(JSON.stringify(asked).length).toBeLessThan(2_000);
+  });
+});
+
+describe('a capability taken away', () => {
+  it('stops the next farm call at once, though the token and its cached profile live on', async () => {
+    const { rows } = await db.query<{ id: string }>('select id from auth.users where email = $1', [
+      DEMO.member.email,
+    ]);
+    const memberId = rows[0]?.id;
+    const {
+      rows: [role],
+    } = await db.query<{ id: string }>(
+      `with role as (insert into public.roles (slug, name) values ('farm_attack', 'Farm attack')
+                     returning id),
+            cap as (insert into public.role_capabilities (role_id, section, action)
+                    select id, 'farm', 'edit' from role)
+       insert into public.user_roles (user_id, role_id) select $1, id from role
+       returning role_id as id`,
+      [memberId],
+    );
+    const { access_token } = await authorizeAndExchange(stack(), DEMO.member);
+    const farmer = await connectClient('v2-modern', stack().mcpUrl, access_token);
+    try {
+      const args = { command: 'echo still-here' };
+      const first = await farmer.callTool('farm_run_shell', args);
+      expect(first.isError).toBeFalsy();
+      const { confirmation } = first.structuredContent as { confirmation: string };
+      await db.query('delete from public.role_capabilities where role_id = $1', [role?.id]);
+      const second = await farmer.callTool('farm_run_shell', { ...args, confirmation });
+      expect(second.isError).toBe(true);
+      expect(JSON.stringify(second.content)).toContain('permission_denied');
+      const { rows: last } = await db.query<{ event: string; outcome: Record<string, unknown> }>(
+        `select event, outcome from public.farm_audit where user_email = $1
+          order by id desc limit 1`,
+        [DEMO.member.email],
+      );
+      expect(last[0]).toMatchObject({ event: 'refused', outcome: { reason: 'permission_denied' } });
+    } finally {
+      await farmer.close();
+      await db.query('delete from public.roles where id = $1', [role?.id]);
+    }
   });
 });

@@ -7,6 +7,7 @@
 import { acceptedContent, inputRequired, inputResponse } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { type CallerProfile, readProfile } from '../mcp/caller-profile.ts';
 import type { ToolCall, ToolDefinition } from '../mcp/tool-definition.ts';
 import { ToolError, toolErrorResult } from '../mcp/tool-error.ts';
 import { parseArguments, resultOf, runTool } from '../mcp/tool-run.ts';
@@ -39,7 +40,8 @@ export function withConfirmation(input: z.ZodObject): z.ZodObject {
 }
 
 export interface FarmAccess {
-  permitted: boolean;
+  /** Whether a caller with these capabilities may call the tool. */
+  permits(caller: CallerProfile): boolean;
   permissionDenied: ToolError;
 }
 
@@ -85,7 +87,12 @@ export async function callFarmTool(
       confirmationId,
     });
   try {
-    if (!access.permitted) {
+    // The profile the request came with is cached per token for up to 30 s (caller-profile.ts);
+    // a farm call runs code on our machines, so it is judged by the role as it is now: a
+    // capability taken away (farm:edit, farm_scripts:edit) stops the very next call.
+    const caller = await call.asCaller((client) => readProfile(client, call.caller.claims));
+    const current: FarmToolCall = { ...call, caller };
+    if (!access.permits(caller)) {
       await record('refused', { reason: 'permission_denied' });
       return toolErrorResult(access.permissionDenied);
     }
@@ -96,7 +103,7 @@ export async function callFarmTool(
       return toolErrorResult(parsed.error);
     }
     const { confirmation, ...args } = parsed.args;
-    const refusal = tool.refuse?.(call, args as never) ?? null;
+    const refusal = tool.refuse?.(current, args as never) ?? null;
     if (refusal) {
       await record('refused', { reason: refusal.code, message: refusal.message });
       return toolErrorResult(refusal);
@@ -180,7 +187,7 @@ export async function callFarmTool(
     }
     const started = performance.now();
     const auditId = await record('ran', { status: 'running' }, confirmationId);
-    const outcome = await runTool(tool, args, call, logger);
+    const outcome = await runTool(tool, args, current, logger);
     const summary = outcome.ok
       ? { status: 'ok', ...((await call.redact(outcomeSummary(outcome.output))) as object) }
       : { status: 'error', error: outcome.error.code, message: outcome.error.message };

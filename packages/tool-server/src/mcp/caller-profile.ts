@@ -1,6 +1,7 @@
 // Who is calling a tool: the verified token's claims and what whoami() says the caller holds
 // (roles, capabilities), read as the caller so SQL stays the source of authorization truth.
 // Cached per token for a short while: tools/list and tools/call of one session are many requests.
+import type pg from 'pg';
 import type { Database } from '../store/database.ts';
 
 export interface CallerProfile {
@@ -20,6 +21,23 @@ interface WhoamiRow {
   whoami: { user_id: string; email: string | null; is_admin: boolean; capabilities: string[] };
 }
 
+/** The caller as whoami() answers now, read on a client already acting as them. */
+export async function readProfile(
+  client: pg.PoolClient,
+  claims: Record<string, unknown>,
+): Promise<CallerProfile> {
+  const { rows } = await client.query<WhoamiRow>('select public.whoami() as whoami');
+  const row = rows[0]?.whoami;
+  if (!row) throw new Error('whoami() answered nothing');
+  return {
+    userId: row.user_id,
+    email: row.email,
+    isAdmin: row.is_admin,
+    capabilities: new Set(row.capabilities),
+    claims,
+  };
+}
+
 export class CallerProfiles {
   private readonly db: Database;
   private readonly cache = new Map<string, { profile: CallerProfile; until: number }>();
@@ -32,18 +50,7 @@ export class CallerProfiles {
     const key = String(claims.jti ?? '');
     const cached = this.cache.get(key);
     if (cached && cached.until > Date.now()) return cached.profile;
-    const row = await this.db.asCaller(claims, async (client) => {
-      const { rows } = await client.query<WhoamiRow>('select public.whoami() as whoami');
-      return rows[0]?.whoami;
-    });
-    if (!row) throw new Error('whoami() answered nothing');
-    const profile: CallerProfile = {
-      userId: row.user_id,
-      email: row.email,
-      isAdmin: row.is_admin,
-      capabilities: new Set(row.capabilities),
-      claims,
-    };
+    const profile = await this.db.asCaller(claims, (client) => readProfile(client, claims));
     if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
     this.cache.set(key, { profile, until: Date.now() + CACHE_MS });
     return profile;

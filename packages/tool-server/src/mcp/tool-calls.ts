@@ -98,7 +98,7 @@ export async function callTool(
       { ...call, farm: call.farm },
       logger,
       {
-        permitted: mayUse(call.caller, tool),
+        permits: (caller) => mayUse(caller, tool),
         permissionDenied: permissionDenied(tool),
       },
       elicitation,
