@@ -2,27 +2,41 @@
 // the repo stack: a command whose confirmation reads as something other than what runs (padded
 // with newlines, reversed by a bidi override), and secrets that reach the audit past the
 // redaction its arguments get (in what would run, in the confirmation itself), and a farm user
-// whose role loses the farm while their token (and its cached profile) lives on.
+// whose role loses the farm while their token (and its cached profile) lives on; a page that sizes
+// itself to make a full-page screenshot exhaust the farm host's memory.
+import { createServer, type Server } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConnectedClient, connectClient } from './helpers/mcp-clients.ts';
 import { authorizeAndExchange, DEMO, useOAuthStack } from './helpers/oauth-stack.ts';
 
-// No proxy: every command here runs with network none.
-const stack = useOAuthStack({ toolServerSettings: { farm: { enabled: true } } });
+// The page the farm browser loads is served on 127.0.0.2, the one destination beyond public ones
+// the proxy is told to allow; every shell command here runs with network none.
+const SITE_HOST = '127.0.0.2';
+const stack = useOAuthStack({ proxy: true, proxyDestinations: [`${SITE_HOST}/32`] });
 
 let db: pg.Client;
 let admin: ConnectedClient;
+let site: Server;
+let siteUrl = '';
 
 beforeAll(async () => {
   db = new pg.Client({ connectionString: stack().dbUrl });
   await db.connect();
   const { access_token } = await authorizeAndExchange(stack(), DEMO.admin);
   admin = await connectClient('v2-modern', stack().mcpUrl, access_token);
+  // A page that makes itself far wider than any screen.
+  site = createServer((_request, response) => {
+    response.setHeader('content-type', 'text/html');
+    response.end('<div style="width:60000px;height:40px;background:red"></div>');
+  });
+  await new Promise<void>((resolve) => site.listen(0, SITE_HOST, resolve));
+  siteUrl = `http://${SITE_HOST}:${(site.address() as { port: number }).port}/wide`;
 }, 60_000);
 
 afterAll(async () => {
   await admin?.close();
+  site?.close();
   await db?.end();
 });
 
@@ -146,6 +160,30 @@ describe('a capability taken away', () => {
     } finally {
       await farmer.close();
       await db.query('delete from public.roles where id = $1', [role?.id]);
+    }
+  });
+});
+
+describe('a page against the farm host', () => {
+  it('cannot size a full-page screenshot past the pixel budget', async () => {
+    const opened = await admin.callTool('browser_cdp', { action: 'open', url: siteUrl });
+    expect(opened.isError).toBeFalsy();
+    const { session_id } = opened.structuredContent as { session_id: string };
+    try {
+      const shot = await admin.callTool('browser_cdp', {
+        action: 'screenshot',
+        session_id,
+        full_page: true,
+      });
+      expect(shot.isError).toBeFalsy();
+      const { screenshot } = shot.structuredContent as {
+        screenshot: { width: number; height: number };
+      };
+      expect(screenshot.width).toBeLessThanOrEqual(16_384);
+      expect(screenshot.width * screenshot.height).toBeLessThanOrEqual(1280 * 16_384);
+      expect(screenshot.height).toBeGreaterThan(0);
+    } finally {
+      await admin.callTool('browser_cdp', { action: 'close', session_id });
     }
   });
 });

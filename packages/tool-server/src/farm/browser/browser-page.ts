@@ -38,8 +38,15 @@ export type ElementTarget = { selector: string } | { ref: string };
 
 /** How long after a click or an Enter a navigation it starts is noticed. */
 const SETTLE_MS = 200;
-/** A full-page screenshot stops at this height (CSS pixels). */
+/** A full-page screenshot stops at this height and at this width (CSS pixels). */
 const MAX_SCREENSHOT_HEIGHT = 16_384;
+const MAX_SCREENSHOT_WIDTH = 16_384;
+/**
+ * And at this many pixels: a viewport-wide page at the full height. The page sets its own size,
+ * and Chromium renders the whole clip in memory first (a 20,000 × 16,000 page took 1.7 GB and
+ * 40 s), with no RLIMIT_AS or cgroup around it on the farm host.
+ */
+const MAX_SCREENSHOT_PIXELS = VIEWPORT.width * MAX_SCREENSHOT_HEIGHT;
 /** Roles the tree leaves out when they carry no name (their children move up). */
 const STRUCTURAL_ROLES = new Set(['generic', 'none', 'presentation', 'InlineTextBox', 'LineBreak']);
 
@@ -261,10 +268,14 @@ export class BrowserPage {
       const metrics = (await this.send('Page.getLayoutMetrics', {})) as {
         cssContentSize: { width: number; height: number };
       };
-      width = Math.max(1, Math.ceil(metrics.cssContentSize.width));
+      width = Math.max(1, Math.min(MAX_SCREENSHOT_WIDTH, Math.ceil(metrics.cssContentSize.width)));
       height = Math.max(
         1,
-        Math.min(MAX_SCREENSHOT_HEIGHT, Math.ceil(metrics.cssContentSize.height)),
+        Math.min(
+          MAX_SCREENSHOT_HEIGHT,
+          Math.floor(MAX_SCREENSHOT_PIXELS / width),
+          Math.ceil(metrics.cssContentSize.height),
+        ),
       );
       clip = { x: 0, y: 0, width, height, scale: 1 };
     }
