@@ -13,6 +13,13 @@ export const SANDBOX_PROXY_PORT = 3128;
 /** Where the bridge's socket appears inside the sandbox (its directory is bound at /run/farm). */
 export const SANDBOX_BRIDGE_SOCKET = '/run/farm/proxy.sock';
 
+/**
+ * Connections one sandbox may hold through the bridge at once: each is one on the capture proxy,
+ * which every device shares, and a sandbox's processes could otherwise hold thousands (2,000 from
+ * eight, measured). Chromium keeps at most 32 to one proxy; a shell's tools far fewer.
+ */
+export const MAX_BRIDGE_CONNECTIONS = 64;
+
 /** Unix socket → the caller's device port. Close the returned server when the sandbox ends. */
 export function startEgressBridge(socketPath: string, egress: FarmEgress): Promise<Server> {
   // Half-open both ways: a client that shuts down its side still gets the whole answer.
@@ -26,6 +33,8 @@ export function startEgressBridge(socketPath: string, egress: FarmEgress): Promi
     outside.on('error', () => inside.destroy());
     inside.pipe(outside).pipe(inside);
   });
+  // Past the limit Node closes a new connection at once, so the proxy never sees it.
+  server.maxConnections = MAX_BRIDGE_CONNECTIONS;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(socketPath, () => {
