@@ -25,6 +25,8 @@ Runs the capture proxy. Settings come from the environment (docs/proxy.md):
   PROXY_BODY_CAP           bytes of each body kept (default 1048576)
   PROXY_HTTP2              on or off (default on)
   PROXY_UPSTREAM_CA_FILE   extra PEM roots for origins
+  PROXY_BREAKPOINT_TIMEOUT_MS  longest breakpoint hold, then it continues (default 300000)
+  PROXY_BREAKPOINT_MAX_HELD    exchanges held at once; beyond, traffic flows unheld (default 200)
   LOG_LEVEL                pino level (default info)
 
 Example: PROXY_DB_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres node proxy/src/cli.ts`;

@@ -1,11 +1,14 @@
 // The proxy daemon as one unit: database pool, capture writer (spool under the data dir), the
 // project CA (under the data dir), and the listeners. The local stack starts it in-process;
 // `cli.ts` runs it on its own with the settings from the environment (docs/proxy.md).
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { DEFAULT_HOLD_TIMEOUT_MS, DEFAULT_MAX_HELD } from './breakpoints/breakpoints.ts';
 import { CaptureWriter } from './capture/capture-writer.ts';
 import { DEFAULT_ALLOCATE_FAILURES_PER_MINUTE } from './devices/allocate-limiter.ts';
 import { DEFAULT_PORTS_PER_ACCOUNT } from './devices/device-registry.ts';
@@ -33,6 +36,10 @@ export interface DaemonConfig {
   portsPerAccount?: number;
   /** Failed /allocate calls per client address and minute (default 30). */
   allocateFailuresPerMinute?: number;
+  /** Longest breakpoint hold (PROXY_BREAKPOINT_TIMEOUT_MS, default 5 min). */
+  breakpointTimeoutMs?: number;
+  /** Exchanges held at once (PROXY_BREAKPOINT_MAX_HELD, default 200). */
+  breakpointMaxHeld?: number;
 }
 
 export interface RunningDaemon {
@@ -75,6 +82,13 @@ const EnvironmentConfig = z.object({
     .min(1)
     .default(DEFAULT_ALLOCATE_FAILURES_PER_MINUTE),
   PROXY_UPSTREAM_CA_FILE: z.string().optional(),
+  PROXY_BREAKPOINT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(24 * 3_600_000)
+    .default(DEFAULT_HOLD_TIMEOUT_MS),
+  PROXY_BREAKPOINT_MAX_HELD: z.coerce.number().int().min(0).default(DEFAULT_MAX_HELD),
 });
 
 export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
@@ -96,10 +110,25 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
       parsed.PROXY_DESTINATIONS === undefined ? undefined : list(parsed.PROXY_DESTINATIONS),
     portsPerAccount: parsed.PROXY_PORTS_PER_ACCOUNT,
     allocateFailuresPerMinute: parsed.PROXY_ALLOCATE_FAILURES_PER_MINUTE,
+    breakpointTimeoutMs: parsed.PROXY_BREAKPOINT_TIMEOUT_MS,
+    breakpointMaxHeld: parsed.PROXY_BREAKPOINT_MAX_HELD,
     upstreamCa: parsed.PROXY_UPSTREAM_CA_FILE
       ? [readFileSync(parsed.PROXY_UPSTREAM_CA_FILE, 'utf8')]
       : undefined,
   };
+}
+
+/**
+ * This daemon's name on the breakpoints it holds, kept in the data dir so a restart recognizes
+ * (and closes) what it held before; another data dir is another instance.
+ */
+export function proxyInstanceId(dataDir: string): string {
+  const file = join(dataDir, 'instance-id');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const id = `${hostname()}/${randomUUID()}`;
+  writeFileSync(file, `${id}\n`, { mode: 0o600 });
+  return id;
 }
 
 export async function startProxyDaemon(
@@ -108,7 +137,8 @@ export async function startProxyDaemon(
 ): Promise<RunningDaemon> {
   const pool = new pg.Pool({
     connectionString: config.dbUrl,
-    max: 4,
+    // One connection stays LISTENing (resumes, settings, ports); breakpoint rows use the rest.
+    max: 6,
     connectionTimeoutMillis: 2_000,
     application_name: 'capture-proxy-devices',
   });
@@ -137,6 +167,11 @@ export async function startProxyDaemon(
         portRange: config.portRange,
         portsPerAccount: config.portsPerAccount,
         allocateFailuresPerMinute: config.allocateFailuresPerMinute,
+        breakpoints: {
+          instanceId: proxyInstanceId(config.dataDir),
+          holdTimeoutMs: config.breakpointTimeoutMs,
+          maxHeld: config.breakpointMaxHeld,
+        },
       },
       logger,
     });

@@ -16,6 +16,7 @@ import tls from 'node:tls';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { AddressList } from './address-list.ts';
+import { Breakpoints } from './breakpoints/breakpoints.ts';
 import type { CaptureWriter } from './capture/capture-writer.ts';
 import {
   type ConnectionInfo,
@@ -24,6 +25,7 @@ import {
   describeSession,
   sessionInfo,
 } from './connection-info.ts';
+import { DatabaseEvents } from './database-events.ts';
 import { DestinationPolicy } from './destination-policy.ts';
 import { AllocateLimiter } from './devices/allocate-limiter.ts';
 import { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
@@ -52,6 +54,17 @@ export interface DeviceOptions {
   portsPerAccount?: number;
   /** Failed POST /allocate calls one client address may make per minute (default 30). */
   allocateFailuresPerMinute?: number;
+  /** Breakpoints (issue 19): held on the settings' patterns, released by resuming the row. */
+  breakpoints?: BreakpointSettings;
+}
+
+export interface BreakpointSettings {
+  /** This daemon's name on the rows it holds; keep it across restarts (daemon.ts stores it). */
+  instanceId: string;
+  /** Longest hold before the exchange continues on its own (default 5 min). */
+  holdTimeoutMs?: number;
+  /** Exchanges held at once (default 200). */
+  maxHeld?: number;
 }
 
 export interface ProxyOptions {
@@ -87,6 +100,7 @@ export interface RunningProxy {
   port: number;
   managementPort: number | undefined;
   registry: DeviceRegistry | undefined;
+  breakpoints: Breakpoints | undefined;
   leaves: LeafCertificateCache | null;
   stop(): Promise<void>;
 }
@@ -119,6 +133,17 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       })
     : undefined;
   const portGuard = options.devices ? new PortGuard(options.devices.pool) : undefined;
+  // Notifications: resumed breakpoints, changed settings, ports allocated anywhere (issue 19).
+  const events = options.devices ? new DatabaseEvents(options.devices.pool, logger) : undefined;
+  const breakpoints =
+    events && options.devices?.breakpoints
+      ? new Breakpoints({
+          pool: (options.devices as DeviceOptions).pool,
+          events,
+          ...options.devices.breakpoints,
+          logger,
+        })
+      : undefined;
   const proxyDomain = options.devices?.proxyDomain.toLowerCase();
 
   const forwarding: ForwardContext = {
@@ -138,6 +163,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     }),
     bodyCap: options.bodyCap ?? 1024 * 1024,
     deliver: (capture) => options.writer.enqueue(capture),
+    breakpoints,
     lookupFor: (port) => lookupRefusingSelf(port, ownAddress, destinations.lookup),
   };
 
@@ -459,6 +485,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   if (registry) {
     if (options.ca) await registry.registerCa(options.ca.certPem, options.ca.fingerprint256);
+    await registry.registerPool();
     await registry.refresh();
   }
   const mainPort = await listeners.openFixed(options.port);
@@ -477,22 +504,41 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     for (const port of listeners.ports) if (!allocated.has(port)) listeners.close(port);
     await Promise.all(devices.ports.map((port) => ensureListener(port).catch(() => undefined)));
   };
+  const resync = () => {
+    if (!registry) return;
+    syncListeners(registry).catch((error: unknown) =>
+      logger.warn({ err: error }, 'device refresh failed'),
+    );
+  };
   const refresher = registry
-    ? setInterval(() => {
-        syncListeners(registry).catch((error: unknown) =>
-          logger.warn({ err: error }, 'device refresh failed'),
-        );
-      }, options.devices?.refreshIntervalMs ?? 30_000)
+    ? setInterval(resync, options.devices?.refreshIntervalMs ?? 30_000)
     : undefined;
   refresher?.unref();
+  // A port allocated, moved or freed anywhere (/allocate on any daemon, a device inserted over
+  // REST) opens or closes here within a second: one NOTIFY, then one re-read shared by a burst.
+  let resyncSoon: NodeJS.Timeout | undefined;
+  events?.on('proxy_device_ports_changed', () => {
+    resyncSoon ??= setTimeout(() => {
+      resyncSoon = undefined;
+      resync();
+    }, 50);
+  });
+  events?.onConnected(resync);
+  await events?.start();
+  await breakpoints?.start();
 
   return {
     port: mainPort,
     managementPort,
     registry,
+    breakpoints,
     leaves,
     async stop() {
       if (refresher) clearInterval(refresher);
+      if (resyncSoon) clearTimeout(resyncSoon);
+      // Held clients are answered (503) and their rows closed before the connections go.
+      await breakpoints?.stop();
+      await events?.stop();
       await listeners.closeAll();
       forwarding.agent.destroy();
       forwarding.httpsAgent.destroy();

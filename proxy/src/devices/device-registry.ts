@@ -155,6 +155,29 @@ export class DeviceRegistry {
     await this.asService('select private.register_proxy_ca($1, $2)', [certPem, fingerprint256]);
   }
 
+  /**
+   * Records this daemon's pool and per-account cap, from which a device inserted through the API
+   * takes its port (issue 19). Every daemon must use the same; a different one is logged.
+   */
+  async registerPool(): Promise<void> {
+    const { rows } = await this.asService<{ previous: Record<string, number> | null }>(
+      'select private.register_proxy_port_pool($1, $2, $3) as previous',
+      [this.range.start, this.range.end, this.portsPerAccount],
+    );
+    const previous = rows[0]?.previous;
+    if (
+      previous &&
+      (previous.pool_start !== this.range.start ||
+        previous.pool_end !== this.range.end ||
+        previous.per_owner_limit !== this.portsPerAccount)
+    ) {
+      this.logger.warn(
+        { previous, now: { ...this.range, perOwnerLimit: this.portsPerAccount } },
+        'another device port pool was registered: every daemon must use the same PROXY_DEVICE_PORTS',
+      );
+    }
+  }
+
   /** Null for bad credentials (nothing is recorded then). */
   async allocate(
     credentials: { bundleId: string; secret: string },
