@@ -29,6 +29,44 @@ const HTML_OPEN = /<(?=[a-zA-Z/!?])/g;
 // (`'…'`, `(…)`) takes, over lines or with nested brackets (CommonMark 0.31 §4.7, §6.3, §6.4).
 const LINK_CLOSER = /(?<!\\)((?:\\\\)*)\](?=[(:])/g;
 
+/**
+ * Applies `map` to the text outside fenced code blocks (whose lines are shown as they are, so
+ * `a[1:]:` or `i<n` in code keep their look). Only a fence opened at the start of a line counts:
+ * one indented under a list item or a quote ends with its container, which this does not track, so
+ * such text is treated as prose (escaped: safe, if less pretty). Text with a carriage return is
+ * all prose, as CommonMark ends lines there too (0.31 §4.5, §2.1).
+ */
+function outsideFences(text: string, map: (prose: string) => string): string {
+  if (text.includes('\r')) return map(text);
+  const out: string[] = [];
+  let prose: string[] = [];
+  let fence: { char: string; length: number } | null = null;
+  const flush = () => {
+    if (prose.length > 0) out.push(map(prose.join('\n')));
+    prose = [];
+  };
+  for (const line of text.split('\n')) {
+    if (fence) {
+      out.push(line);
+      const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(line)?.[1];
+      if (close && close[0] === fence.char && close.length >= fence.length) fence = null;
+      continue;
+    }
+    const open = /^(`{3,}|~{3,})(.*)$/.exec(line);
+    const marker = open?.[1];
+    // A backtick fence's info string may not hold a backtick (then it is no fence).
+    if (marker && !(marker[0] === '`' && open?.[2]?.includes('`'))) {
+      flush();
+      out.push(line);
+      fence = { char: marker[0] as string, length: marker.length };
+      continue;
+    }
+    prose.push(line);
+  }
+  flush();
+  return out.join('\n');
+}
+
 /** Applies the link policy to complete markdown. */
 export function filterLinks(text: string, isAllowedLink: (url: string) => boolean): string {
   const kept: string[] = [];
@@ -44,11 +82,11 @@ export function filterLinks(text: string, isAllowedLink: (url: string) => boolea
       isAllowedLink(url) ? keep(all) : label || url.replace(/^\w+:\/\//, ''),
   );
   out = out.replace(BARE_URL, (url) => (isAllowedLink(url) ? url : `\`${url}\``));
-  out = out.replace(HTML_TAG, (_all, inner: string) => `&lt;${inner}&gt;`).replace(
-    HTML_OPEN,
-    '&lt;',
+  out = out.replace(HTML_TAG, (_all, inner: string) => `&lt;${inner}&gt;`);
+  out = outsideFences(
+    out,
+    (prose) => prose.replace(HTML_OPEN, '&lt;').replace(LINK_CLOSER, '$1\\]'),
   );
-  out = out.replace(LINK_CLOSER, '$1\\]');
   return out.replace(/\uE000(\d+)\uE000/g, (_all, index: string) => kept[Number(index)] ?? '');
 }
 

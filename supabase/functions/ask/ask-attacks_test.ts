@@ -75,6 +75,23 @@ Deno.test('dashboard links, plain brackets and text are left as they were', () =
   assertEquals(filterLinks(text, allowed), text);
 });
 
+Deno.test('fenced code keeps its look, and only a fence at the start of a line counts as one', () => {
+  const code = '```python\nfor item in items[1:]:\n    if i<n: pass\n```';
+  assertEquals(
+    filterLinks(`Try:\n${code}\nthen [x](//evil.test/a)`, allowed),
+    `Try:\n${code}\nthen x`,
+  );
+  // A fence indented under a list item ends with the item: what follows is live markdown.
+  const listed = "- step\n  ```\n  code\n- ![a](//evil.test/p.png 'x')";
+  assertEquals(liveSyntax(filterLinks(listed, allowed)), [], listed);
+  // CommonMark ends a line at a carriage return too, which would close a fence unseen.
+  const returned = "```\ncode\r```\r![a](//evil.test/p.png 'x')";
+  assertEquals(liveSyntax(filterLinks(returned, allowed)), [], returned);
+  // A backtick fence whose info string holds a backtick is no fence at all.
+  const fake = "```a`b\n![a](//evil.test/p.png 'x')";
+  assertEquals(liveSyntax(filterLinks(fake, allowed)), [], fake);
+});
+
 // The footer is built after the filter, from a device's name and a cited page's title and URL.
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1In0.c2lnbmF0dXJl';
