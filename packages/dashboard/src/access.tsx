@@ -4,55 +4,8 @@
 // so it is absent rather than broken (issue 18).
 import type { SupabaseClient } from '@supabase/supabase-js';
 import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
+import { type AccountAccess, parseWhoami } from './access-rules.ts';
 import { useAppServices } from './app-context.tsx';
-
-export type Section =
-  | 'devices'
-  | 'entries'
-  | 'settings'
-  | 'services'
-  | 'tags'
-  | 'users'
-  | 'stats'
-  | 'status'
-  | 'federation'
-  | 'farm';
-
-export type AccountAccess = {
-  userId: string;
-  email: string;
-  isAdmin: boolean;
-  roles: { slug: string; name: string; is_admin: boolean }[];
-  capabilities: ReadonlySet<string>;
-};
-
-/** `edit` implies `view` (docs/data-model.md); an admin holds every capability. */
-export function can(access: AccountAccess, section: Section, action: 'view' | 'edit' = 'view') {
-  if (access.isAdmin) return true;
-  if (access.capabilities.has(`${section}:${action}`)) return true;
-  return action === 'view' && access.capabilities.has(`${section}:edit`);
-}
-
-/** Parses whoami's jsonb; anything unexpected is an error rather than a guess. */
-export function parseWhoami(value: unknown): AccountAccess {
-  const raw = value as Record<string, unknown> | null;
-  if (!raw || typeof raw.user_id !== 'string') throw new Error('whoami answered no user');
-  const capabilities = Array.isArray(raw.capabilities)
-    ? raw.capabilities.filter((item): item is string => typeof item === 'string')
-    : [];
-  const roles = Array.isArray(raw.roles)
-    ? (raw.roles as AccountAccess['roles']).filter(
-        (role) => typeof role?.slug === 'string' && typeof role.name === 'string',
-      )
-    : [];
-  return {
-    userId: raw.user_id,
-    email: typeof raw.email === 'string' ? raw.email : '',
-    isAdmin: raw.is_admin === true,
-    roles,
-    capabilities: new Set(capabilities),
-  };
-}
 
 export async function fetchAccess(supabase: SupabaseClient): Promise<AccountAccess> {
   const { data, error } = await supabase.rpc('whoami');

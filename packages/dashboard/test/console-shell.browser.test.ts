@@ -7,6 +7,13 @@ import { setUpBrowser } from './helpers/browser.ts';
 import { collectErrors, type Role, setUpDatabase, signInAs } from './helpers/console.ts';
 import { setUpDashboardStack } from './helpers/dashboard-stack.ts';
 
+// page.evaluate callbacks run in the browser; this program's Node typings have no DOM, so the
+// few page globals they touch are declared here, for this file only.
+// biome-ignore lint/suspicious/noExplicitAny: browser globals, checked by the page at run time
+declare const document: any;
+// biome-ignore lint/suspicious/noExplicitAny: as above
+declare const getComputedStyle: any;
+
 const dashboard = setUpDashboardStack();
 const browsers = setUpBrowser();
 const database = setUpDatabase(() => dashboard().stack);
@@ -96,9 +103,7 @@ describe('keyboard, themes and widths', () => {
     const { page } = await browsers.openPage();
     await signInAs(page, dashboard().dashboardUrl, 'viewer');
     const background = () =>
-      page.evaluate(
-        () => getComputedStyle(document.body.parentElement as HTMLElement).backgroundColor,
-      );
+      page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
     const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
     expect(await theme()).toBe('light');
     const light = await background();

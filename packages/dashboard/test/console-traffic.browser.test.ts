@@ -22,6 +22,15 @@ import {
 import { setUpDashboardStack } from './helpers/dashboard-stack.ts';
 import { startStandInClient } from './helpers/oauth-client.ts';
 
+// page.evaluate callbacks run in the browser; this program's Node typings have no DOM, so the
+// few page globals they touch are declared here, for this file only.
+// biome-ignore lint/suspicious/noExplicitAny: browser globals, checked by the page at run time
+declare const document: any;
+// biome-ignore lint/suspicious/noExplicitAny: as above
+declare const window: any;
+// biome-ignore lint/suspicious/noExplicitAny: as above
+declare const MutationObserver: any;
+
 /** supabase/seed.sql: the member's Pixel 8. */
 const MEMBER_DEVICE = 'd0000000-0000-4000-8000-000000000001';
 

@@ -1,16 +1,15 @@
 // Pure parts of the console: HAR 1.2 building, copy as curl (shell quoting), the SSE reader,
 // live-tail merging and filter matching, whoami parsing and capability rules, and set-up steps.
 import { describe, expect, it } from 'vitest';
-import { can, parseWhoami } from '../src/access.tsx';
+import { can, parseWhoami } from '../src/access-rules.ts';
 import { SseParser } from '../src/assistant/sse.ts';
-import { prettyBody } from '../src/captures/body-view.tsx';
-import { EMPTY_FILTERS, matchesFilters } from '../src/captures/capture-query.ts';
+import { EMPTY_FILTERS, matchesFilters, mergeNewest } from '../src/captures/capture-query.ts';
 import { type CaptureRow, summaryFromRecord } from '../src/captures/capture-types.ts';
 import { shellQuote, toCurl } from '../src/captures/curl.ts';
 import { toHar } from '../src/captures/har.ts';
-import { mergeNewest } from '../src/captures/live-tail.ts';
+import { prettyBody } from '../src/captures/pretty-body.ts';
 import { pacUrlFor, platformSteps } from '../src/console/device-setup.ts';
-import { isOnline } from '../src/console/devices-data.ts';
+import { isOnline } from '../src/console/online.ts';
 import { ageMs, isHealthy, STATUS_STALE_MS } from '../src/console/snapshots.ts';
 
 const ROW: CaptureRow = {

@@ -1,27 +1,7 @@
 // A captured body, pretty-printed by content type: JSON indented, form data as a table, text as
 // is, binary as its size. Bodies are shown as text nodes only (never as HTML), whatever they hold.
 import type { CaptureBody } from './capture-types.ts';
-
-export function prettyBody(text: string, contentType: string): { kind: string; text: string } {
-  const type = contentType.toLowerCase();
-  if (type.includes('json') || /^\s*[[{]/.test(text)) {
-    try {
-      return { kind: 'json', text: JSON.stringify(JSON.parse(text), null, 2) };
-    } catch {
-      // Not JSON after all: shown as text.
-    }
-  }
-  if (type.includes('x-www-form-urlencoded')) {
-    return {
-      kind: 'form',
-      text: [...new URLSearchParams(text)].map(([name, value]) => `${name} = ${value}`).join('\n'),
-    };
-  }
-  if (type.includes('xml') || type.includes('html')) {
-    return { kind: 'markup', text: text.replace(/>\s*</g, '>\n<') };
-  }
-  return { kind: 'text', text };
-}
+import { prettyBody } from './pretty-body.ts';
 
 export function BodyView(props: { body: CaptureBody | undefined; label: string; testId: string }) {
   const { body } = props;

@@ -114,3 +114,14 @@ export function matchesFilters(row: CaptureSummary, filters: CaptureFilters): bo
   if (term && !`${row.host ?? ''} ${row.url ?? ''}`.toLowerCase().includes(term)) return false;
   return true;
 }
+
+/** Newest first, no duplicates (a page read and an arrival may overlap), at most `limit`. */
+export function mergeNewest(
+  current: CaptureSummary[],
+  arrivals: CaptureSummary[],
+  limit: number,
+): CaptureSummary[] {
+  const seen = new Set(current.map((row) => row.id));
+  const fresh = arrivals.filter((row) => !seen.has(row.id)).sort((a, b) => b.id - a.id);
+  return [...fresh, ...current].slice(0, limit);
+}

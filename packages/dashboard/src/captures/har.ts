@@ -116,16 +116,3 @@ export function toHar(rows: CaptureRow[], creatorVersion = '1.0') {
     },
   };
 }
-
-/** Offers a HAR as a file download (a Blob URL: nothing leaves the browser). */
-export function downloadHar(har: unknown, fileName: string): void {
-  const blob = new Blob([JSON.stringify(har, null, 2)], { type: 'application/json' });
-  const url = URL.createObjectURL(blob);
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = fileName;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}

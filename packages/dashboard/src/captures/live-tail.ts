@@ -52,14 +52,3 @@ export function subscribeLiveTail(
     }
   };
 }
-
-/** Newest first, no duplicates (a page read and an arrival may overlap), at most `limit`. */
-export function mergeNewest(
-  current: CaptureSummary[],
-  arrivals: CaptureSummary[],
-  limit: number,
-): CaptureSummary[] {
-  const seen = new Set(current.map((row) => row.id));
-  const fresh = arrivals.filter((row) => !seen.has(row.id)).sort((a, b) => b.id - a.id);
-  return [...fresh, ...current].slice(0, limit);
-}

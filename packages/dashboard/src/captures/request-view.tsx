@@ -5,7 +5,8 @@ import { useAppServices } from '../app-context.tsx';
 import { BodyView } from './body-view.tsx';
 import type { CaptureRow, HeaderPair } from './capture-types.ts';
 import { toCurl } from './curl.ts';
-import { downloadHar, toHar } from './har.ts';
+import { downloadJson } from './download.ts';
+import { toHar } from './har.ts';
 
 function Headers(props: { pairs: HeaderPair[] | undefined; testId: string }) {
   if (!props.pairs?.length) return <p className="muted">None.</p>;
@@ -150,7 +151,7 @@ export function RequestView(props: { id: number; ts?: string }) {
         <button
           type="button"
           className="button--small button--secondary"
-          onClick={() => downloadHar(toHar([row]), `capture-${row.id}.har`)}
+          onClick={() => downloadJson(toHar([row]), `capture-${row.id}.har`)}
         >
           Export HAR
         </button>

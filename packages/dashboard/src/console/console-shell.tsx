@@ -2,7 +2,8 @@
 // account with role badge, theme switch and sign-out, then the page. Keyboard: Tab order follows
 // the layout, `g` then a page's key jumps to it, `?` lists the keys.
 import { type MouseEvent, type ReactNode, useEffect, useState } from 'react';
-import { AccessProvider, type AccountAccess, useAccessState } from '../access.tsx';
+import { AccessProvider, useAccessState } from '../access.tsx';
+import type { AccountAccess } from '../access-rules.ts';
 import { useAppServices } from '../app-context.tsx';
 import { LoadingCard } from '../components/page-frame.tsx';
 import { RoleBadge } from '../components/role-badge.tsx';

@@ -7,8 +7,6 @@ import { useEffect, useState } from 'react';
 import { useAppServices } from '../app-context.tsx';
 import { subscribeTable } from './live.ts';
 
-export const ONLINE_WINDOW_MS = 150_000;
-
 export type DeviceRow = {
   uuid: string;
   name: string;
@@ -21,10 +19,6 @@ export type DeviceRow = {
   device_status: { source: string | null; ip: string | null } | null;
   device_ports: { port: number } | null;
 };
-
-export function isOnline(device: Pick<DeviceRow, 'last_seen_at'>, now: number): boolean {
-  return !!device.last_seen_at && now - Date.parse(device.last_seen_at) < ONLINE_WINDOW_MS;
-}
 
 const SELECT =
   'uuid,name,os,model,country,owner_user_id,last_seen_at,created_at,device_status(source,ip),device_ports(port)';

@@ -1,6 +1,6 @@
 // The console's pages and who may see each. A page a role may not see has no link and no route
 // for that role (it answers "not available"), rather than a page of errors.
-import { type AccountAccess, can } from '../access.tsx';
+import { type AccountAccess, can } from '../access-rules.ts';
 
 export type ConsolePageId =
   | 'overview'

@@ -3,7 +3,8 @@
 // them, federation partners, and the farm audit log. Sections a role may not read are absent.
 import type { SupabaseClient } from '@supabase/supabase-js';
 import { useState } from 'react';
-import { can, useAccess } from '../access.tsx';
+import { useAccess } from '../access.tsx';
+import { can } from '../access-rules.ts';
 import { useAppServices } from '../app-context.tsx';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { useQuery } from '../console/use-query.ts';

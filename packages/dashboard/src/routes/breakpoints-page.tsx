@@ -3,7 +3,8 @@
 // the database stamps who and when. Whoever holds the request (the proxy, docs/proxy.md) acts on
 // the resumed row. Without entries:edit the list is read-only.
 import { useEffect, useState } from 'react';
-import { can, useAccess } from '../access.tsx';
+import { useAccess } from '../access.tsx';
+import { can } from '../access-rules.ts';
 import { useAppServices } from '../app-context.tsx';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { subscribeTable, useNow } from '../console/live.ts';

@@ -12,11 +12,13 @@ import {
   EMPTY_FILTERS,
   listCaptures,
   matchesFilters,
+  mergeNewest,
   PAGE_SIZE,
 } from '../captures/capture-query.ts';
 import type { CaptureRow, CaptureSummary } from '../captures/capture-types.ts';
-import { downloadHar, toHar } from '../captures/har.ts';
-import { LIVE_LIMIT, mergeNewest, subscribeLiveTail } from '../captures/live-tail.ts';
+import { downloadJson } from '../captures/download.ts';
+import { toHar } from '../captures/har.ts';
+import { LIVE_LIMIT, subscribeLiveTail } from '../captures/live-tail.ts';
 import { RequestView } from '../captures/request-view.tsx';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { useDevices } from '../console/devices-data.ts';
@@ -188,7 +190,7 @@ function Captures() {
   async function exportSelection() {
     setExporting(true);
     try {
-      downloadHar(toHar(await readRows(supabase, [...checked])), `captures-${checked.size}.har`);
+      downloadJson(toHar(await readRows(supabase, [...checked])), `captures-${checked.size}.har`);
     } catch (exportError) {
       setError((exportError as Error).message);
     } finally {
@@ -207,7 +209,7 @@ function Captures() {
         .eq('workspace_id', workspace.id);
       if (linkError) throw new Error(linkError.message);
       const ids = (data ?? []).map((link) => Number((link as { entry_id: number }).entry_id));
-      downloadHar(toHar(await readRows(supabase, ids)), `workspace-${workspace.name}.har`);
+      downloadJson(toHar(await readRows(supabase, ids)), `workspace-${workspace.name}.har`);
     } catch (exportError) {
       setError((exportError as Error).message);
     } finally {

@@ -3,13 +3,15 @@
 // code, the CA download and set-up steps per platform, the manual proxy settings, and the
 // certificate bundles that `/allocate` takes as credentials (docs/proxy.md).
 import { type FormEvent, useEffect, useState } from 'react';
-import { can, useAccess } from '../access.tsx';
+import { useAccess } from '../access.tsx';
+import { can } from '../access-rules.ts';
 import { useAppServices } from '../app-context.tsx';
 import { QrCode } from '../components/qr-code.tsx';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { pacUrlFor, platformSteps } from '../console/device-setup.ts';
-import { type DeviceRow, isOnline, useDevices } from '../console/devices-data.ts';
+import { type DeviceRow, useDevices } from '../console/devices-data.ts';
 import { useNow } from '../console/live.ts';
+import { isOnline } from '../console/online.ts';
 import { formatDuration } from '../console/snapshots.ts';
 import { navigate, useLocation } from '../router.ts';
 

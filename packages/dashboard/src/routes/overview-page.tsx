@@ -2,11 +2,13 @@
 // account's own devices (devices:view); each section exists only for a role that may read it.
 // Everything is read once and then kept fresh over Realtime (002 §4.1–4.2), never polled.
 import { useEffect, useState } from 'react';
-import { can, useAccess } from '../access.tsx';
+import { useAccess } from '../access.tsx';
+import { can } from '../access-rules.ts';
 import { BarList, formatNumber, LineChart, MixBar, type Point } from '../components/charts.tsx';
 import { ConsoleShell, followLink } from '../console/console-shell.tsx';
-import { isOnline, useDevices } from '../console/devices-data.ts';
+import { useDevices } from '../console/devices-data.ts';
 import { type SnapshotState, useNow, useSnapshotRow } from '../console/live.ts';
+import { isOnline } from '../console/online.ts';
 import {
   ageMs,
   formatDuration,

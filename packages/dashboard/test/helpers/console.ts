@@ -9,6 +9,11 @@ import { afterAll } from 'vitest';
 import { submitPasswordSignIn } from './browser.ts';
 import { DEMO } from './dashboard-stack.ts';
 
+// page.evaluate callbacks run in the browser; this program's Node typings have no DOM, so the
+// few page globals they touch are declared here, for this file only.
+// biome-ignore lint/suspicious/noExplicitAny: browser globals, checked by the page at run time
+declare const window: any;
+
 export type Role = keyof typeof DEMO;
 
 /** Console errors and uncaught exceptions of a page (issue 18: "no console errors"). */
