@@ -504,10 +504,22 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     for (const port of listeners.ports) if (!allocated.has(port)) listeners.close(port);
     await Promise.all(devices.ports.map((port) => ensureListener(port).catch(() => undefined)));
   };
+  let resyncLater: NodeJS.Timeout | undefined;
   const resync = () => {
     if (!registry) return;
-    syncListeners(registry).catch((error: unknown) =>
-      logger.warn({ err: error }, 'device refresh failed'),
+    syncListeners(registry).then(
+      () => {
+        // A port allocated here in the last second is kept against the read: read again once
+        // that second is over, so a change that raced the allocation is not missed.
+        if (registry.settling && !resyncLater) {
+          resyncLater = setTimeout(() => {
+            resyncLater = undefined;
+            resync();
+          }, 1100);
+          resyncLater.unref();
+        }
+      },
+      (error: unknown) => logger.warn({ err: error }, 'device refresh failed'),
     );
   };
   const refresher = registry
@@ -536,6 +548,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     async stop() {
       if (refresher) clearInterval(refresher);
       if (resyncSoon) clearTimeout(resyncSoon);
+      if (resyncLater) clearTimeout(resyncLater);
       // Held clients are answered (503) and their rows closed before the connections go.
       await breakpoints?.stop();
       await events?.stop();

@@ -97,6 +97,11 @@ export class DeviceRegistry {
     return [...this.devicesByPort.keys()];
   }
 
+  /** True while a port this daemon just allocated is kept whatever the last read said. */
+  get settling(): boolean {
+    return this.allocatedAt.size > 0;
+  }
+
   deviceForPort(port: number): PortDevice | undefined {
     return this.devicesByPort.get(port);
   }
@@ -117,9 +122,10 @@ export class DeviceRegistry {
        left join private.farm_devices f using (device_uuid)`,
     );
     this.devicesByPort = new Map(rows.map((row) => [row.port, portDevice(row)]));
-    // An allocation that committed while this query ran may be missing from its rows.
+    // An allocation that committed while this query ran may be missing from its rows; one that
+    // returned before the query began is in them (or was deleted since, which must win).
     for (const [port, { device, at }] of this.allocatedAt) {
-      if (at >= started - 1000) this.devicesByPort.set(port, device);
+      if (at >= started) this.devicesByPort.set(port, device);
       else this.allocatedAt.delete(port);
     }
     const byIp = new Map<string, string[]>();
