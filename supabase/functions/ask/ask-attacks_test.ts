@@ -136,6 +136,8 @@ const completed = (output: unknown[]) => ({
 async function answerWith(
   devices: Array<{ uuid: string; name: string }>,
   citations: Array<{ url: string; title: string }>,
+  modelBodies: Array<Record<string, unknown>> = [],
+  firstStep: Array<Record<string, unknown>> = [],
 ): Promise<string> {
   const call = {
     type: 'function_call',
@@ -170,13 +172,19 @@ async function answerWith(
     if (path === '/rest/v1/devices') return Promise.resolve(Response.json(devices));
     return Promise.resolve(Response.json([]));
   }) as typeof globalThis.fetch;
-  const modelFetch = (() => {
+  const modelFetch = ((_input: RequestInfo | URL, init?: RequestInit) => {
+    modelBodies.push(JSON.parse(String(init?.body)) as Record<string, unknown>);
     step += 1;
+    const first = [...firstStep, call];
     return Promise.resolve(
       step === 1
         ? sse([
-          { type: 'response.output_item.done', output_index: 0, item: call },
-          completed([call]),
+          ...first.map((item, index) => ({
+            type: 'response.output_item.done',
+            output_index: index,
+            item,
+          })),
+          completed(first),
         ])
         : sse([
           { type: 'response.output_item.done', output_index: 0, item: message },
@@ -228,4 +236,25 @@ Deno.test("a cited page's title and URL cannot break out of the sources list", a
     .replace('](https://docs.test/pac)', '')
     .replace('](https://en.wiki.test/wiki/PAC_(file))', '');
   assertEquals(liveSyntax(rest), [], sources);
+});
+
+Deno.test('web search is not offered once captured data is in the conversation', async () => {
+  const search = {
+    type: 'web_search_call',
+    id: 'ws1',
+    status: 'completed',
+    action: { type: 'search' },
+  };
+  const bodies: Array<Record<string, unknown>> = [];
+  await answerWith([{ uuid: 'b0000000-0000-4000-8000-000000000001', name: 'Pixel' }], [], bodies, [
+    search,
+  ]);
+  const toolTypes = (body: Record<string, unknown>) =>
+    (body.tools as Array<{ type: string }>).map((tool) => tool.type);
+  assertEquals(bodies.length, 2);
+  ok(toolTypes(bodies[0] ?? {}).includes('web_search'), 'offered before any tool result');
+  ok(!toolTypes(bodies[1] ?? {}).includes('web_search'), 'not offered after one');
+  const replayed = (bodies[1]?.input as Array<{ type?: string }>).map((item) => item.type);
+  ok(replayed.includes('function_call_output'), JSON.stringify(replayed));
+  ok(!replayed.includes('web_search_call'), JSON.stringify(replayed));
 });
