@@ -5,8 +5,11 @@
 //     at light load (1 connection) and at 16 connections;
 //   - a new HTTPS connection (CONNECT + TLS) per request;
 //   - the first-hit cost of a new host's certificate (new SNI name vs a known one);
-//   - captures written per second, and captures lost under an open loop at --rate for --sustain s.
-// Run: npm run bench:proxy -- [--seconds 5] [--sequential 200] [--rate 2000] [--sustain 60]
+//   - captures written per second, and captures lost under an open loop at --rate for --sustain s;
+//   - breakpoints (issue 19): --held exchanges held at once, each released by a REST PATCH, the
+//     resume-to-release latency p50/p95 (run last: the device it allocates takes this host's
+//     shared-port traffic; the throughput rows run with no pattern set, as in production).
+// Run: npm run bench:proxy -- [--seconds 5] [--sequential 200] [--rate 2000] [--sustain 60] [--held 100]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -34,6 +37,7 @@ import {
   openLoop,
   type Route,
 } from './proxy/load.ts';
+import { measureResumeLatency } from './proxy/resume-latency.ts';
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +46,7 @@ const { values } = parseArgs({
     'first-hits': { type: 'string', default: '50' },
     rate: { type: 'string', default: '2000' },
     sustain: { type: 'string', default: '60' },
+    held: { type: 'string', default: '100' },
   },
 });
 const seconds = Number(values.seconds);
@@ -107,26 +112,35 @@ try {
   await waitUntil('our proxy', () => isPortOpen(ourPort), 30_000);
   const ourCa = readFileSync(join(work, 'ours', 'ca.pem'), 'utf8');
 
+  // mitmdump is Debian's mitmproxy package; without it the run still measures ours and direct.
+  const hasMitmdump = (process.env.PATH ?? '')
+    .split(':')
+    .some((folder) => folder && existsSync(join(folder, 'mitmdump')));
+  if (!hasMitmdump)
+    console.error('mitmdump not on PATH (apt-get install mitmproxy): its rows are skipped');
   const mitmPort = await findFreePort();
   const mitmConf = join(work, 'mitm');
-  start('mitmdump', [
-    '--quiet',
-    '--listen-host',
-    '127.0.0.1',
-    '--listen-port',
-    String(mitmPort),
-    '--set',
-    `confdir=${mitmConf}`,
-    '--set',
-    `ssl_verify_upstream_trusted_ca=${originCaFile}`,
-    '--set',
-    'http2=false',
-    '-w',
-    join(work, 'mitm-flows'),
-  ]);
-  await waitUntil('mitmdump', () => isPortOpen(mitmPort), 60_000);
-  await waitUntil('mitmdump CA', async () => existsSync(join(mitmConf, 'mitmproxy-ca-cert.pem')));
-  const mitmCa = readFileSync(join(mitmConf, 'mitmproxy-ca-cert.pem'), 'utf8');
+  if (hasMitmdump)
+    start('mitmdump', [
+      '--quiet',
+      '--listen-host',
+      '127.0.0.1',
+      '--listen-port',
+      String(mitmPort),
+      '--set',
+      `confdir=${mitmConf}`,
+      '--set',
+      `ssl_verify_upstream_trusted_ca=${originCaFile}`,
+      '--set',
+      'http2=false',
+      '-w',
+      join(work, 'mitm-flows'),
+    ]);
+  if (hasMitmdump) {
+    await waitUntil('mitmdump', () => isPortOpen(mitmPort), 60_000);
+    await waitUntil('mitmdump CA', async () => existsSync(join(mitmConf, 'mitmproxy-ca-cert.pem')));
+  }
+  const mitmCa = hasMitmdump ? readFileSync(join(mitmConf, 'mitmproxy-ca-cert.pem'), 'utf8') : '';
   const originCa = readFileSync(originCaFile, 'utf8');
 
   const contenders: Array<{ name: string; http: Route; https: Route }> = [
@@ -140,11 +154,15 @@ try {
       http: { proxyUrl: `http://127.0.0.1:${ourPort}` },
       https: { proxyUrl: `http://127.0.0.1:${ourPort}`, ca: ourCa },
     },
-    {
-      name: 'mitmdump',
-      http: { proxyUrl: `http://127.0.0.1:${mitmPort}` },
-      https: { proxyUrl: `http://127.0.0.1:${mitmPort}`, ca: mitmCa },
-    },
+    ...(hasMitmdump
+      ? [
+          {
+            name: 'mitmdump',
+            http: { proxyUrl: `http://127.0.0.1:${mitmPort}` },
+            https: { proxyUrl: `http://127.0.0.1:${mitmPort}`, ca: mitmCa },
+          },
+        ]
+      : []),
   ];
   const httpUrl = `http://127.0.0.1:${ports.http}/bench`;
   const httpsUrl = `https://localhost:${ports.https}/bench`;
@@ -224,6 +242,16 @@ try {
   );
   await pool.end();
 
+  const resume = await measureResumeLatency({
+    databaseUrl: cluster.url,
+    proxyPort: ourPort,
+    managementPort: ourManagement,
+    originHttpPort: ports.http,
+    count: Number(values.held),
+    logger,
+  });
+  console.error('measured breakpoint resumes');
+
   const f = (value: number) => (Number.isFinite(value) ? value.toFixed(2) : 'n/a');
   const lines: string[] = [];
   lines.push(
@@ -266,6 +294,9 @@ try {
   );
   lines.push(
     `sustained open loop via ours: ${sustained.sent} sent at ${rate}/s for ${sustainSeconds} s, ${sustained.requests} answered (${sustained.errors} errors, p99 ${f(sustained.p99)} ms), ${sustainedStored} captured → lost ${sustained.requests - sustainedStored}; last capture landed ${drainSeconds.toFixed(1)} s after the load stopped; captures written ${(stored / (sustainSeconds + drainSeconds)).toFixed(0)}/s`,
+  );
+  lines.push(
+    `breakpoints: ${resume.count} exchanges held at once, resumed one by one by REST PATCH (PostgREST) → client answered: p50 ${f(resume.fromPatch.p50)} ms, p95 ${f(resume.fromPatch.p95)} ms, max ${f(resume.fromPatch.max)} ms; from the PATCH's answer (row resumed): p50 ${f(resume.fromCommit.p50)} ms, p95 ${f(resume.fromCommit.p95)} ms, max ${f(resume.fromCommit.max)} ms; ${resume.errors} errors`,
   );
   console.log(lines.join('\n'));
 } finally {
