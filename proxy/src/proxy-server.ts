@@ -31,6 +31,7 @@ import { AllocateLimiter } from './devices/allocate-limiter.ts';
 import { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
 import { PortGuard } from './devices/port-guard.ts';
 import { type ForwardContext, forwardHttp } from './http/forward-http.ts';
+import { Http2Origins } from './http/http2-origins.ts';
 import { absoluteTarget, acceptableHost, tunnelTarget } from './http/request-target.ts';
 import { openTunnel, type TunnelContext } from './http/tunnel.ts';
 import { forwardUpgrade } from './http/websocket.ts';
@@ -86,6 +87,8 @@ export interface ProxyOptions {
   passthroughHosts?: string[];
   /** Offer HTTP/2 to intercepted clients by ALPN (default on). */
   http2?: boolean;
+  /** Send an HTTP/2 client's requests to origins over HTTP/2 when they offer it (default on). */
+  http2Upstream?: boolean;
   /** Extra PEM roots trusted for origin certificates, beside Node's bundled roots. */
   upstreamCa?: string[];
   /** Destinations the proxy may reach (CIDRs, host patterns, `public`); unset means `public`. */
@@ -146,6 +149,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       : undefined;
   const proxyDomain = options.devices?.proxyDomain.toLowerCase();
 
+  const upstreamContext = options.upstreamCa
+    ? tls.createSecureContext({ ca: [...tls.rootCertificates, ...options.upstreamCa] })
+    : undefined;
+  const lookupFor = (port: number) => lookupRefusingSelf(port, ownAddress, destinations.lookup);
   const forwarding: ForwardContext = {
     agent: new http.Agent({ keepAlive: true, maxSockets: 256 }),
     httpsAgent: new https.Agent({
@@ -153,18 +160,16 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       maxSockets: 256,
       // One context built once: a `ca` option would be joined into the agent's pool key on every
       // request (27% of the CPU under load when measured).
-      ...(options.upstreamCa
-        ? {
-            secureContext: tls.createSecureContext({
-              ca: [...tls.rootCertificates, ...options.upstreamCa],
-            }),
-          }
-        : {}),
+      ...(upstreamContext ? { secureContext: upstreamContext } : {}),
     }),
+    http2Origins:
+      options.http2 !== false && options.http2Upstream !== false
+        ? new Http2Origins({ secureContext: upstreamContext, lookupFor, logger })
+        : undefined,
     bodyCap: options.bodyCap ?? 1024 * 1024,
     deliver: (capture) => options.writer.enqueue(capture),
     breakpoints,
-    lookupFor: (port) => lookupRefusingSelf(port, ownAddress, destinations.lookup),
+    lookupFor,
   };
 
   const listeners = new ListenerSet({
@@ -555,6 +560,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       await listeners.closeAll();
       forwarding.agent.destroy();
       forwarding.httpsAgent.destroy();
+      forwarding.http2Origins?.close();
     },
   };
 }

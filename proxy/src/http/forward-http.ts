@@ -1,5 +1,6 @@
 // Forwarding one exchange (002 §4.3): absolute-form HTTP, origin-form HTTP inside a tunnel, and
-// decrypted HTTPS (HTTP/1.1 or HTTP/2 from the client; HTTP/1.1 to the origin). The request
+// decrypted HTTPS (HTTP/1.1 or HTTP/2 from the client; an HTTP/2 client's requests go to an
+// origin that offers HTTP/2 over HTTP/2, forward-http2.ts, everything else over HTTP/1.1). The request
 // streams to the origin and the response streams back, each teed into a bounded capture; the
 // exchange becomes one capture. An unreachable origin answers 502 with a reason and is captured
 // as kind `error`. `Expect: 100-continue` is relayed: the client gets 100 when the origin sends it.
@@ -27,6 +28,8 @@ import type { BreakpointPattern } from '../breakpoints/patterns.ts';
 import { BodyTap } from '../capture/body-tap.ts';
 import { type Capture, connectionFields } from '../capture/capture.ts';
 import type { ConnectionInfo } from '../connection-info.ts';
+import { forwardToHttp2Origin } from './forward-http2.ts';
+import type { Http2Origins } from './http2-origins.ts';
 
 export interface ForwardContext {
   agent: http.Agent;
@@ -41,6 +44,8 @@ export interface ForwardContext {
   deliver(capture: Capture): void;
   /** Breakpoint patterns and holds (issue 19); none: nothing is ever held. */
   breakpoints?: Breakpoints;
+  /** HTTP/2 sessions to origins for intercepted HTTP/2 clients (issue 19); none: HTTP/1.1. */
+  http2Origins?: Http2Origins;
 }
 
 /** The request as a breakpoint let it go on: sent whole instead of streamed. */
@@ -302,6 +307,37 @@ export function forwardHttp(
       );
       return;
     }
+  }
+  const origins = context.http2Origins;
+  if (origins && request.httpVersionMajor === 2 && target.protocol === 'https:') {
+    const hostname = target.hostname.replace(/^\[|\]$/g, '');
+    const port = Number(target.port || 443);
+    origins.session({ host: hostname, port, servername: info.tls?.sni ?? hostname }).then(
+      (session) => {
+        if (session) {
+          forwardToHttp2Origin(
+            request as Http2ServerRequest,
+            response as Http2ServerResponse,
+            target,
+            info,
+            context,
+            session,
+          );
+        } else {
+          runExchange(request, response, target, info, context, {
+            requestId: randomUUID(),
+            records: [],
+          });
+        }
+      },
+      // Unreachable over TLS at all: the HTTP/1.1 path answers 502 and captures why.
+      () =>
+        runExchange(request, response, target, info, context, {
+          requestId: randomUUID(),
+          records: [],
+        }),
+    );
+    return;
   }
   runExchange(request, response, target, info, context, { requestId: randomUUID(), records: [] });
 }
