@@ -186,7 +186,7 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
             return;
           }
           wss.handleUpgrade(request, socket, head, (ws) => {
-            new SocketSession(ws, vsn, token as string, host);
+            new SocketSession(ws, socket, vsn, token as string, host);
           });
         })
         .catch((error: unknown) => {

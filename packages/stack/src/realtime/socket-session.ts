@@ -1,6 +1,7 @@
 // One Realtime WebSocket: decodes frames, answers heartbeats, joins and leaves channels, takes
 // access_token updates and relays broadcasts (reference supabase-compat §2c). What happens to
 // database changes is the dispatcher's business; this file only keeps the channel members current.
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Catalog, TableRef } from './catalog.ts';
 import type { ChannelMember, PostgresBinding } from './channel-member.ts';
@@ -64,12 +65,22 @@ export class SocketSession {
   };
 
   private readonly socket: WebSocket;
+  /** The connection under `socket`, corked while a burst of frames is written. */
+  private readonly transport: Duplex;
+  private corked = false;
   private readonly vsn: Vsn;
   private readonly socketToken: string;
   private readonly host: SessionHost;
 
-  constructor(socket: WebSocket, vsn: Vsn, socketToken: string, host: SessionHost) {
+  constructor(
+    socket: WebSocket,
+    transport: Duplex,
+    vsn: Vsn,
+    socketToken: string,
+    host: SessionHost,
+  ) {
     this.socket = socket;
+    this.transport = transport;
     this.vsn = vsn;
     this.socketToken = socketToken;
     this.host = host;
@@ -96,6 +107,16 @@ export class SocketSession {
     if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
       this.socket.close(CLOSE_TOO_SLOW, 'client too slow');
       return;
+    }
+    // Frames sent in one turn of the event loop (a batch of changes fans out in one) leave in
+    // one write instead of one system call each.
+    if (!this.corked) {
+      this.corked = true;
+      this.transport.cork();
+      setImmediate(() => {
+        this.corked = false;
+        this.transport.uncork();
+      });
     }
     this.socket.send(data);
   }
