@@ -6,12 +6,13 @@
 //   - a new HTTPS connection (CONNECT + TLS) per request;
 //   - the first-hit cost of a new host's certificate (new SNI name vs a known one);
 //   - captures written per second, and captures lost under an open loop at --rate for --sustain s;
+//   - HTTP/2 end to end and gRPC unary calls, direct and through ours with HTTP/2 on (issue 19);
 //   - breakpoints (issue 19): --held exchanges held at once, each released by a REST PATCH, the
 //     resume-to-release latency p50/p95 (run last: the device it allocates takes this host's
 //     shared-port traffic; the throughput rows run with no pattern set, as in production).
 // Run: npm run bench:proxy -- [--seconds 5] [--sequential 200] [--rate 2000] [--sustain 60] [--held 100]
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,6 +31,7 @@ import {
 } from '../packages/stack/src/postgres/schema-setup.ts';
 import { REPO_ROOT } from '../packages/stack/src/stack.ts';
 import { LeafCertificateCache, loadOrCreateCertificateAuthority } from '../proxy/src/index.ts';
+import { grpcClosedLoop } from './proxy/grpc-load.ts';
 import {
   closedLoop,
   type LoadResult,
@@ -92,7 +94,12 @@ try {
     join(REPO_ROOT, 'bench', 'proxy', 'origin.ts'),
     join(work, 'origin-ca'),
   ]);
-  const ports = JSON.parse(await firstLine(origin)) as { http: number; https: number };
+  const ports = JSON.parse(await firstLine(origin)) as {
+    http: number;
+    https: number;
+    h2: number;
+    grpc: number;
+  };
   const originCaFile = join(work, 'origin-ca', 'ca.pem');
 
   const ourPort = await findFreePort();
@@ -111,6 +118,26 @@ try {
   });
   await waitUntil('our proxy', () => isPortOpen(ourPort), 30_000);
   const ourCa = readFileSync(join(work, 'ours', 'ca.pem'), 'utf8');
+  // The HTTP/2 rows: the same daemon with HTTP/2 on (its default), sharing the CA.
+  const oursH2Port = await findFreePort();
+  const oursH2Management = await findFreePort();
+  const h2DevicePorts = await findFreePortRange(4);
+  mkdirSync(join(work, 'ours-h2'), { recursive: true });
+  for (const file of ['ca.pem', 'ca.key']) {
+    copyFileSync(join(work, 'ours', file), join(work, 'ours-h2', file));
+  }
+  start(node, [join(REPO_ROOT, 'proxy', 'src', 'cli.ts')], {
+    PROXY_DB_URL: cluster.url,
+    PROXY_DATA_DIR: join(work, 'ours-h2'),
+    PROXY_PORT: String(oursH2Port),
+    PROXY_MANAGEMENT_PORT: String(oursH2Management),
+    PROXY_DEVICE_PORTS: `${h2DevicePorts.start}-${h2DevicePorts.end}`,
+    PROXY_UPSTREAM_CA_FILE: originCaFile,
+    PROXY_DESTINATIONS: '127.0.0.0/8,localhost',
+    PROXY_HTTP2: 'on',
+    LOG_LEVEL: 'warn',
+  });
+  await waitUntil('our HTTP/2 proxy', () => isPortOpen(oursH2Port), 30_000);
 
   // mitmdump is Debian's mitmproxy package; without it the run still measures ours and direct.
   const hasMitmdump = (process.env.PATH ?? '')
@@ -196,6 +223,28 @@ try {
     results[contender.name] = row;
     console.error(`measured ${contender.name}`);
   }
+
+  // HTTP/2 end to end and gRPC (issue 19): direct, and through ours with HTTP/2 on. mitmdump is
+  // left out here: the rows above run it with HTTP/2 off, like ours.
+  const h2Url = `https://localhost:${ports.h2}/bench`;
+  const grpcTarget = `localhost:${ports.grpc}`;
+  const h2Scenario = 'h2 c=16 (HTTP/2 both sides)';
+  const grpcScenario = 'gRPC unary c=16';
+  for (const [name, proxyUrl, ca] of [
+    ['direct', null, originCa],
+    ['ours', `http://127.0.0.1:${oursH2Port}`, ourCa],
+  ] as const) {
+    const row = results[name] as Record<string, LoadResult>;
+    row[h2Scenario] = await closedLoop(h2Url, { proxyUrl, ca, h2: true }, 16, seconds);
+    row[grpcScenario] = await grpcClosedLoop({
+      target: grpcTarget,
+      ca,
+      proxyUrl,
+      concurrency: 16,
+      seconds,
+    });
+  }
+  console.error('measured HTTP/2 and gRPC');
 
   // Signing alone, in this process: what a new host costs the proxy before any network work.
   const signer = await LeafCertificateCache.create(

@@ -11,6 +11,8 @@ export interface Route {
   ca?: string;
   /** SNI name to send instead of the URL's host (first-hit certificate runs). */
   servername?: string;
+  /** Offer HTTP/2 by ALPN (the HTTP/2 rows); HTTP/1.1 otherwise. */
+  h2?: boolean;
 }
 
 export interface LoadResult {
@@ -22,16 +24,17 @@ export interface LoadResult {
   p99: number;
 }
 
-/** HTTP/1.1 both ways, so every proxy is measured on the same protocol. */
+/** HTTP/1.1 both ways unless the route asks for h2, so every proxy is measured on one protocol. */
 export function dispatcherFor(route: Route, connections = 64): Dispatcher {
   const tls = {
     ...(route.ca ? { ca: route.ca } : {}),
     ...(route.servername ? { servername: route.servername } : {}),
   };
-  if (!route.proxyUrl) return new Agent({ connections, allowH2: false, connect: tls });
+  const allowH2 = route.h2 === true;
+  if (!route.proxyUrl) return new Agent({ connections, allowH2, connect: tls });
   return new ProxyAgent({
     uri: route.proxyUrl,
-    allowH2: false,
+    allowH2,
     connections,
     requestTls: tls,
     // Plain http:// goes in absolute form, as browsers and curl send it to a manual proxy.

@@ -288,6 +288,24 @@ describe('a request breakpoint', () => {
     expect((await pending).status).toBe(200);
   });
 
+  it("is not resumed by another account's PATCH (RLS: no row), and stays held", async () => {
+    const stranger = 'ad000000-0000-4000-8000-0000000b0002';
+    await createUser(pool, stranger, 'stranger@breakpoints.test');
+    const strangerToken = await rest.tokenFor(stranger);
+    const pending = viaProxy(devicePort, `${origin()}/hold/stranger`);
+    const [row] = await waitHeld('%/hold/stranger');
+    const attempt = await rest.call(strangerToken, 'PATCH', `/breakpoint_events?id=eq.${row?.id}`, {
+      resolution: 'modify',
+      modified_message: { url: '/hold/hijacked' },
+    });
+    expect(attempt).toEqual({ status: 200, body: [] });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await rowById(row?.id as string))?.resumed_at).toBeNull();
+    expect(origins.hits.get('/hold/hijacked')).toBeUndefined();
+    await resume(row?.id as string, { resolution: 'continue' });
+    expect(JSON.parse((await pending).body)).toMatchObject({ url: '/hold/stranger' });
+  });
+
   it('refuses a modified url on another origin: the client gets 502 and the origin nothing', async () => {
     const pending = viaProxy(devicePort, `${origin()}/edit/elsewhere`, {
       method: 'POST',
