@@ -99,14 +99,15 @@ begin
 end
 $$;
 
--- The proxy holding the event hears of its resume at once (payload: the event id).
+-- The proxy holding the event hears of its resume at once (payload: the event id, a space, the
+-- holding instance, so every other proxy ignores it without a lookup).
 create function private.notify_breakpoint_resumed()
 returns trigger
 language plpgsql
 set search_path = ''
 as $$
 begin
-  perform pg_notify('proxy_breakpoint_resumed', new.id::text);
+  perform pg_notify('proxy_breakpoint_resumed', new.id::text || ' ' || new.proxy_instance);
   return null;
 end
 $$;

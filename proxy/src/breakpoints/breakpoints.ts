@@ -117,7 +117,12 @@ export class Breakpoints {
     this.holdTimeoutMs = options.holdTimeoutMs ?? DEFAULT_HOLD_TIMEOUT_MS;
     this.maxHeld = options.maxHeld ?? DEFAULT_MAX_HELD;
     options.events.on('proxy_settings_changed', () => void this.reload());
-    options.events.on('proxy_breakpoint_resumed', (payload) => this.resumed(Number(payload)));
+    options.events.on('proxy_breakpoint_resumed', (payload) => {
+      // "<id> <instance>": another instance's rows are not ours to release.
+      const space = payload.indexOf(' ');
+      if (payload.slice(space + 1) !== this.instanceId) return;
+      this.resumed(Number(payload.slice(0, space)));
+    });
     options.events.onConnected(() => {
       void this.reload();
       this.recheckHolds();
@@ -286,12 +291,14 @@ export class Breakpoints {
   private resumed(id: number): void {
     if (!Number.isSafeInteger(id)) return;
     if (!this.holds.has(id)) {
-      // Perhaps a row this proxy has inserted but not yet heard the id of.
+      // A row of this instance whose insert has not returned its id yet (a fast resumer), or one
+      // this instance resumed itself. Kept briefly; oldest first, so the sweep stops early.
       const now = Date.now();
-      this.earlyResumes.set(id, now);
       for (const [early, at] of this.earlyResumes) {
-        if (now - at > EARLY_RESUME_MS) this.earlyResumes.delete(early);
+        if (now - at <= EARLY_RESUME_MS) break;
+        this.earlyResumes.delete(early);
       }
+      this.earlyResumes.set(id, now);
       return;
     }
     void this.release(id);
