@@ -505,6 +505,23 @@ describe('stop and restart', () => {
       closed_by_proxy: 'proxy_restarted',
     });
   });
+
+  it("closes another instance's rows once older than the hold limit plus a minute (proxy_lost)", async () => {
+    const rows = await database.query<{ id: string }>(
+      `insert into public.breakpoint_events (device_uuid, phase, pattern, url, proxy_instance, held_at)
+       values ($1, 'request', 'x', 'http://lost/old', 'bp-test-gone', now() - interval '62 seconds'),
+              ($1, 'request', 'x', 'http://lost/young', 'bp-test-gone', now() - interval '30 seconds')
+       returning id`,
+      [DEVICE],
+    );
+    const sweeper = await startHoldingProxy({ instanceId: 'bp-test-sweeper', holdTimeoutMs: 1000 });
+    await sweeper.stop();
+    expect(await rowById(rows[0]?.id as string)).toMatchObject({
+      resolution: 'abort',
+      closed_by_proxy: 'proxy_lost',
+    });
+    expect((await rowById(rows[1]?.id as string))?.resumed_at).toBeNull();
+  });
 });
 
 describe('pattern changes', () => {

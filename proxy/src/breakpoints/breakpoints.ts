@@ -133,7 +133,7 @@ export class Breakpoints {
     return this.holds.size;
   }
 
-  /** Closes what this instance held before a restart, loads the patterns, starts the sweep. */
+  /** Closes what this instance held before a restart, loads the patterns, sweeps lost rows. */
   async start(): Promise<void> {
     const closed = await this.asService(
       `update public.breakpoint_events set resolution = 'abort', closed_by_proxy = 'proxy_restarted'
@@ -144,6 +144,7 @@ export class Breakpoints {
       this.logger.warn({ closed: closed.rowCount }, 'closed breakpoints held before a restart');
     }
     await this.reload();
+    await this.sweep();
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
     this.sweeper.unref();
   }
