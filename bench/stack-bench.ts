@@ -1,6 +1,8 @@
 // Benchmarks of the local stack (issue: local stack): cold start (new data dir, initdb) and warm
 // start (existing data dir) in seconds, and gateway overhead as requests/s through the gateway
-// over requests/s straight to PostgREST for the same GET, measured in alternating rounds.
+// over requests/s straight to PostgREST for the same GET, measured in alternating rounds, with the
+// CPU time one request costs this process (the gateway, beside the stack's other Node services)
+// and PostgREST + Postgres on each side.
 // Run: npm run bench:stack -- [--rounds N] [--seconds S] [--connections C]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { REPO_ROOT, startStack } from '../packages/stack/src/index.ts';
+import { cpuMsBetween, descendantCpuMs } from './process-tree-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -34,10 +37,20 @@ async function timeStart(dataDir: string): Promise<number> {
   return seconds;
 }
 
+interface Load {
+  rps: number;
+  /** CPU µs per request of this process: the gateway and the stack's other Node services. */
+  nodeUs: number;
+  /** CPU µs per request of PostgREST and the Postgres processes together. */
+  upstreamUs: number;
+}
+
 /** Requests per second from autocannon run as its own process, so it does not share our loop. */
-async function measureRps(url: string, headers: Record<string, string>): Promise<number> {
+async function measure(url: string, headers: Record<string, string>): Promise<Load> {
   const args = ['-j', '-c', String(values.connections), '-d', String(values.seconds)];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  const cpuBefore = descendantCpuMs();
+  const nodeBefore = process.cpuUsage();
   const child = spawn(join(REPO_ROOT, 'node_modules', '.bin', 'autocannon'), [...args, url], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -46,9 +59,19 @@ async function measureRps(url: string, headers: Record<string, string>): Promise
     output += chunk;
   });
   await new Promise((resolve) => child.once('close', resolve));
-  const result = JSON.parse(output) as { requests: { average: number }; non2xx: number };
+  const node = process.cpuUsage(nodeBefore);
+  const used = cpuMsBetween(cpuBefore, descendantCpuMs());
+  const result = JSON.parse(output) as {
+    requests: { average: number; total: number };
+    non2xx: number;
+  };
   if (result.non2xx > 0) throw new Error(`${url} answered ${result.non2xx} non-2xx responses`);
-  return result.requests.average;
+  const upstreamMs = (used.get('postgrest') ?? 0) + (used.get('postgres') ?? 0);
+  return {
+    rps: result.requests.average,
+    nodeUs: (node.user + node.system) / result.requests.total,
+    upstreamUs: (upstreamMs * 1000) / result.requests.total,
+  };
 }
 
 const cold: number[] = [];
@@ -69,20 +92,20 @@ const stack = await startStack({
   logger,
 });
 const path = '/notes?select=id,body&order=id&limit=1';
-const viaGateway: number[] = [];
-const direct: number[] = [];
+const viaGateway: Load[] = [];
+const direct: Load[] = [];
 const ratios: number[] = [];
 try {
   for (let round = 0; round < rounds; round += 1) {
-    const gatewayRps = await measureRps(`${stack.apiUrl}/rest/v1${path}`, {
+    const gatewayLoad = await measure(`${stack.apiUrl}/rest/v1${path}`, {
       apikey: stack.keys.anonKey,
     });
-    const directRps = await measureRps(`http://127.0.0.1:${stack.ports.rest}${path}`, {
+    const directLoad = await measure(`http://127.0.0.1:${stack.ports.rest}${path}`, {
       Authorization: `Bearer ${stack.keys.anonKey}`,
     });
-    viaGateway.push(gatewayRps);
-    direct.push(directRps);
-    ratios.push(gatewayRps / directRps);
+    viaGateway.push(gatewayLoad);
+    direct.push(directLoad);
+    ratios.push(gatewayLoad.rps / directLoad.rps);
   }
 } finally {
   await stack.stop();
@@ -97,6 +120,15 @@ console.log(
 );
 console.log(`cold start (initdb + bootstrap + migrations + seed + services), s: ${fmt(cold, 2)}`);
 console.log(`warm start (existing data dir), s: ${fmt(warm, 2)}`);
-console.log(`GET through gateway, req/s: ${fmt(viaGateway, 0)}`);
-console.log(`GET straight to PostgREST, req/s: ${fmt(direct, 0)}`);
+const of = (loads: Load[], key: keyof Load) => loads.map((load) => load[key]);
+console.log(`GET through gateway, req/s: ${fmt(of(viaGateway, 'rps'), 0)}`);
+console.log(`GET straight to PostgREST, req/s: ${fmt(of(direct, 'rps'), 0)}`);
 console.log(`gateway ratio (gateway / direct, paired per round): ${fmt(ratios, 3)}`);
+// The Node process also runs auth, realtime and status; its CPU in the direct rounds is that
+// background, so the difference is what the gateway itself costs a request.
+console.log(
+  `CPU per request, µs, through gateway: Node process ${fmt(of(viaGateway, 'nodeUs'), 0)}; PostgREST + Postgres ${fmt(of(viaGateway, 'upstreamUs'), 0)}`,
+);
+console.log(
+  `CPU per request, µs, straight to PostgREST: Node process ${fmt(of(direct, 'nodeUs'), 0)}; PostgREST + Postgres ${fmt(of(direct, 'upstreamUs'), 0)}`,
+);
