@@ -129,6 +129,18 @@ describe('what the audit keeps', () => {
   });
 });
 
+describe('the audit against bulk', () => {
+  it('keeps arguments padded with thousands of short strings by digest, not as megabytes', async () => {
+    const since = await lastAuditId();
+    const padding = Array.from({ length: 20_000 }, (_, i) => `pad-${i}-${'y'.repeat(100)}`);
+    await ask({ command: 'true', padding });
+    const [asked] = await auditRowsSince(since);
+    expect(asked?.event).toBe('asked');
+    expect(asked?.arguments).toMatchObject({ omitted: 'large arguments' });
+    expect(JSON.stringify(asked).length).toBeLessThan(2_000);
+  });
+});
+
 describe('a capability taken away', () => {
   it('stops the next farm call at once, though the token and its cached profile live on', async () => {
     const { rows } = await db.query<{ id: string }>('select id from auth.users where email = $1', [

@@ -53,6 +53,20 @@ export function argumentsForLog(value: unknown, digested: readonly string[] = []
   return value;
 }
 
+/**
+ * Arguments as logged, in all: the raw arguments are logged as sent, unknown members included, so
+ * a call of many short strings (each under the string limit) would otherwise put megabytes into
+ * every row of a table that is never swept.
+ */
+const LOGGED_ARGUMENTS_LIMIT = 16 * 1024;
+
+/** The logged arguments, or their length and SHA-256 when their JSON runs over the limit. */
+export function boundedForLog(value: unknown): unknown {
+  const json = JSON.stringify(value ?? null);
+  if (json.length <= LOGGED_ARGUMENTS_LIMIT) return value;
+  return { omitted: 'large arguments', length: json.length, sha256: sha256Hex(json) };
+}
+
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

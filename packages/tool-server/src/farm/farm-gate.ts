@@ -12,7 +12,7 @@ import type { ToolCall, ToolDefinition } from '../mcp/tool-definition.ts';
 import { ToolError, toolErrorResult } from '../mcp/tool-error.ts';
 import { parseArguments, resultOf, runTool } from '../mcp/tool-run.ts';
 import { isStoreOutage } from '../store/database.ts';
-import { type AuditEvent, argumentsForLog, outcomeSummary } from './audit.ts';
+import { type AuditEvent, argumentsForLog, boundedForLog, outcomeSummary } from './audit.ts';
 import { REFUSAL_MESSAGES } from './confirmations.ts';
 import type { Farm } from './farm.ts';
 
@@ -75,7 +75,9 @@ export async function callFarmTool(
   // The confirmation is a bearer value of its user until spent (and a refused one is not): the
   // audit keeps its digest; confirmation_id already ties the asked and the ran rows.
   const logged = await call.redact(
-    argumentsForLog(rawArguments ?? {}, [...(tool.auditDigest ?? []), 'confirmation']),
+    boundedForLog(
+      argumentsForLog(rawArguments ?? {}, [...(tool.auditDigest ?? []), 'confirmation']),
+    ),
   );
   const record = (event: AuditEvent, outcome: Record<string, unknown>, confirmationId?: string) =>
     audit.record({
