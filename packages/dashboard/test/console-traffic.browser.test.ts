@@ -326,6 +326,41 @@ describe('captures', () => {
         }),
       ),
     ).toEqual(rows.map((row) => ({ url: row.url, method: row.method, status: row.status })));
+
+    // Tag one capture and file it in a workspace on the page, then export the workspace.
+    const member = await clientAs(dashboard().stack, 'user');
+    const workspaceName = `workspace ${marker}`;
+    const tagName = `tag-${marker}`;
+    expect((await member.from('workspaces').insert({ name: workspaceName })).error).toBeNull();
+    expect((await member.from('tags').insert({ name: tagName })).error).toBeNull();
+    await page.reload();
+    await page.getByLabel('Search').fill(marker);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('button', { name: new RegExp(`${marker}/one`) }).click();
+    const labels = page.getByTestId('capture-labels');
+    await labels.getByLabel('Tag').selectOption({ label: tagName });
+    await labels.getByRole('button', { name: 'Add tag' }).click();
+    await labels.locator(`[data-tag="${tagName}"]`).waitFor();
+    await page.getByTestId('add-to-workspace-select').selectOption({ label: workspaceName });
+    await labels.getByRole('button', { name: 'Add to workspace' }).click();
+    await expect
+      .poll(() => page.getByTestId('capture-workspaces').textContent())
+      .toBe(workspaceName);
+    await page.getByLabel('Search').fill('');
+    await page.getByTestId('filter-workspace').selectOption({ label: workspaceName });
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect.poll(() => page.getByTestId('capture-count').textContent()).toBe('1 matching');
+    const [workspaceDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId('export-workspace').click(),
+    ]);
+    const workspaceHar = JSON.parse(
+      readFileSync((await workspaceDownload.path()) as string, 'utf8'),
+    );
+    await expect(validateHar(workspaceHar)).resolves.toEqual(workspaceHar);
+    expect(
+      workspaceHar.log.entries.map((entry: { request: { url: string } }) => entry.request.url),
+    ).toEqual([rows.find((row) => row.url.endsWith('/one'))?.url]);
   });
 
   it('pages by keyset through the admin list with no gaps or repeats, and counts with the RPC', async () => {

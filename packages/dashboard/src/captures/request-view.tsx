@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'react';
 import { useAppServices } from '../app-context.tsx';
 import { BodyView } from './body-view.tsx';
+import { CaptureLabels } from './capture-labels.tsx';
 import type { CaptureRow, HeaderPair } from './capture-types.ts';
 import { toCurl } from './curl.ts';
 import { downloadJson } from './download.ts';
@@ -160,6 +161,7 @@ export function RequestView(props: { id: number; ts?: string }) {
         <summary>curl command</summary>
         <pre data-testid="curl-command">{curl}</pre>
       </details>
+      <CaptureLabels id={row.id} ts={row.ts} />
       <h3>Request headers</h3>
       <Headers pairs={p.requestHeaders} testId="request-headers" />
       <h3>Request body</h3>
