@@ -146,13 +146,11 @@ export function CaptureLabels(props: { id: number; ts: string }) {
             disabled={!workspaceChoice}
             onClick={() =>
               run(
-                supabase
-                  .from('workspace_entries')
-                  .insert({
-                    workspace_id: workspaceChoice,
-                    entry_id: props.id,
-                    entry_ts: props.ts,
-                  }),
+                supabase.from('workspace_entries').insert({
+                  workspace_id: workspaceChoice,
+                  entry_id: props.id,
+                  entry_ts: props.ts,
+                }),
               )
             }
           >
