@@ -28,8 +28,11 @@ const clientCounts = values.clients.split(',').map(Number);
 const fixtureProject = join(REPO_ROOT, 'packages', 'stack', 'test', 'fixtures', 'project');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** Deliveries still arriving are waited for; none for this long and the rest count as lost. */
-const STALL_MS = 10_000;
+/**
+ * Deliveries still arriving are waited for; none for this long and the rest count as lost. Long
+ * enough for one 1000-change batch at 500 identities before issue 20's fix (over 10 s).
+ */
+const STALL_MS = 60_000;
 /** Clock ticks per second in /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const USER_HZ = 100;
 
