@@ -151,7 +151,7 @@ try {
           for (const node of record.addedNodes) {
             const id = node.dataset?.host;
             const text = node.textContent ?? '';
-            const marker = /lat-(\d+)/.exec(text)?.[1];
+            const marker = /lat-(\d+)\//.exec(text)?.[1];
             if (id !== undefined && marker && !(marker in seen)) seen[marker] = now;
           }
         }
@@ -169,7 +169,7 @@ try {
   const committed: number[] = [];
   const samples = Number(values['latency-samples']);
   for (let i = 0; i < samples; i += 1) {
-    await insertOne(`/lat-${i}`, deviceUuids[i % deviceUuids.length] as string);
+    await insertOne(`/lat-${i}/`, deviceUuids[i % deviceUuids.length] as string);
     committed.push(Date.now());
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
