@@ -33,7 +33,7 @@ describe('password sign-in', () => {
     await page.goto(`${dashboard().dashboardUrl}${signInPath('/')}`);
     await submitPasswordSignIn(page, DEMO.admin.email, DEMO.admin.password);
     const badge = page.getByTestId('role-badge');
-    await expect.poll(() => badge.getAttribute('data-admin')).toBe('true');
+    await expect.poll(() => badge.getAttribute('data-admin'), { timeout: 5000 }).toBe('true');
     expect(await badge.getAttribute('class')).toContain('role-badge--admin');
   });
 
