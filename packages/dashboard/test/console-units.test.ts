@@ -1,6 +1,7 @@
 // Pure parts of the console: HAR 1.2 building, copy as curl (shell quoting), the SSE reader,
 // live-tail merging and filter matching, whoami parsing and capability rules, and set-up steps.
 import { describe, expect, it } from 'vitest';
+import { dashboardOptionsFromEnvironment } from '../server/environment.ts';
 import { can, parseWhoami } from '../src/access-rules.ts';
 import { SseParser } from '../src/assistant/sse.ts';
 import { EMPTY_FILTERS, matchesFilters, mergeNewest } from '../src/captures/capture-query.ts';
@@ -11,6 +12,7 @@ import { prettyBody } from '../src/captures/pretty-body.ts';
 import { pacUrlFor, platformSteps } from '../src/console/device-setup.ts';
 import { isOnline } from '../src/console/online.ts';
 import { ageMs, isHealthy, STATUS_STALE_MS } from '../src/console/snapshots.ts';
+import { parseRuntimeConfig } from '../src/runtime-config.ts';
 
 const ROW: CaptureRow = {
   id: 42,
@@ -246,5 +248,64 @@ describe('devices and feeds', () => {
       text: 'a = 1\nb = x y',
     });
     expect(prettyBody('{broken', 'application/json').kind).toBe('text');
+  });
+});
+
+describe('the runtime config proxy block', () => {
+  const base = {
+    supabaseUrl: 'http://127.0.0.1:54321',
+    supabasePublishableKey: 'sb_publishable_x',
+    mcpUrl: 'http://127.0.0.1:54324',
+  };
+  const proxy = {
+    managementUrl: 'http://127.0.0.1:8889/',
+    pacUrlTemplate: 'http://{port}.proxy.localhost:8889/proxy.pac',
+    manualProxy: '127.0.0.1:8888',
+  };
+
+  it('is optional, and read with the trailing slash dropped', () => {
+    expect(parseRuntimeConfig(base).proxy).toBeUndefined();
+    expect(parseRuntimeConfig({ ...base, proxy }).proxy).toEqual({
+      ...proxy,
+      managementUrl: 'http://127.0.0.1:8889',
+    });
+  });
+
+  it('refuses a template without {port}, a non-http URL, and a manual proxy that is not host:port', () => {
+    expect(() =>
+      parseRuntimeConfig({
+        ...base,
+        proxy: { ...proxy, pacUrlTemplate: 'http://proxy.localhost/' },
+      }),
+    ).toThrow('{port}');
+    expect(() =>
+      parseRuntimeConfig({ ...base, proxy: { ...proxy, pacUrlTemplate: 'javascript:{port}' } }),
+    ).toThrow();
+    expect(() =>
+      parseRuntimeConfig({ ...base, proxy: { ...proxy, managementUrl: 'file:///etc/passwd' } }),
+    ).toThrow();
+    expect(() =>
+      parseRuntimeConfig({ ...base, proxy: { ...proxy, manualProxy: 'http://x:1"><script>' } }),
+    ).toThrow('host:port');
+  });
+
+  it('comes from DASHBOARD_PROXY_URL and its two companions', () => {
+    const environment = {
+      DASHBOARD_SUPABASE_URL: base.supabaseUrl,
+      DASHBOARD_SUPABASE_PUBLISHABLE_KEY: base.supabasePublishableKey,
+      DASHBOARD_MCP_URL: base.mcpUrl,
+    };
+    expect(dashboardOptionsFromEnvironment(environment).config.proxy).toBeUndefined();
+    expect(
+      dashboardOptionsFromEnvironment({
+        ...environment,
+        DASHBOARD_PROXY_URL: proxy.managementUrl,
+        DASHBOARD_PAC_URL_TEMPLATE: proxy.pacUrlTemplate,
+        DASHBOARD_MANUAL_PROXY: proxy.manualProxy,
+      }).config.proxy?.manualProxy,
+    ).toBe('127.0.0.1:8888');
+    expect(() =>
+      dashboardOptionsFromEnvironment({ ...environment, DASHBOARD_PROXY_URL: proxy.managementUrl }),
+    ).toThrow('DASHBOARD_PAC_URL_TEMPLATE is required');
   });
 });
