@@ -20,6 +20,9 @@ export type DeviceRow = {
   device_ports: { port: number } | null;
 };
 
+/** The shortest gap between two reads caused by changes. */
+const REREAD_MS = 1000;
+
 const SELECT =
   'uuid,name,os,model,country,owner_user_id,last_seen_at,created_at,device_status(source,ip),device_ports(port)';
 
@@ -52,21 +55,35 @@ export function useDevices(): DevicesState {
           }
           setLoaded(true);
         });
+    // Every capture batch moves its devices' last_seen_at, so under traffic changes arrive many
+    // times a second: the first change reads at once, later ones at most once a second.
+    let lastRead = 0;
+    let timer = 0;
+    const changed = () => {
+      if (timer) return;
+      const wait = Math.max(0, lastRead + REREAD_MS - Date.now());
+      timer = window.setTimeout(() => {
+        timer = 0;
+        lastRead = Date.now();
+        void read();
+      }, wait);
+    };
     const offDevices = subscribeTable(
       supabase,
       { topic: 'devices', table: 'devices' },
-      () => void read(),
+      changed,
       () => {},
     );
     const offStatus = subscribeTable(
       supabase,
       { topic: 'device-status', table: 'device_status' },
-      () => void read(),
+      changed,
       () => {},
     );
     void read();
     return () => {
       current = false;
+      window.clearTimeout(timer);
       offDevices();
       offStatus();
     };
