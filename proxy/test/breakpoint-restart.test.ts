@@ -11,11 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  findFreePortRange,
-  isPortOpen,
-  waitUntil,
-} from '../../packages/stack/src/ports.ts';
+import { findFreePortRange, isPortOpen, waitUntil } from '../../packages/stack/src/ports.ts';
 import { REPO_ROOT } from '../../packages/stack/src/stack.ts';
 import { basicAuthorization, createUser, issueBundle } from './helpers/bundles.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
