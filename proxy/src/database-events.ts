@@ -16,6 +16,7 @@ export class DatabaseEvents {
   private client: pg.PoolClient | undefined;
   private retry: NodeJS.Timeout | undefined;
   private stopped = false;
+  private connectedBefore = false;
 
   constructor(pool: pg.Pool, logger: Logger) {
     this.pool = pool;
@@ -27,7 +28,12 @@ export class DatabaseEvents {
     this.handlers.set(channel, [...(this.handlers.get(channel) ?? []), handler]);
   }
 
-  /** Runs after every (re)connection, when notifications may have been missed. */
+  /**
+   * Runs after every re-connection, when notifications may have been missed (not after the first:
+   * the owners load their state at start, and nothing should still be running once start is
+   * done; a caller that blocks its event loop next, as the pgTAP runner does, would otherwise
+   * hold an open transaction and the locks it took).
+   */
   onConnected(handler: () => void): void {
     this.connectedHandlers.push(handler);
   }
@@ -69,9 +75,14 @@ export class DatabaseEvents {
         return;
       }
       this.client = listening;
-      for (const handler of this.connectedHandlers) handler();
+      if (this.connectedBefore) {
+        for (const handler of this.connectedHandlers) handler();
+      }
+      this.connectedBefore = true;
     } catch (error) {
       client?.release(true);
+      // Whatever happens meanwhile is missed: the connection that follows reloads.
+      this.connectedBefore = true;
       this.logger.warn({ err: error }, 'cannot listen for database notifications; retrying');
       this.schedule();
     }
