@@ -1,6 +1,6 @@
 // Runs every pgTAP file (supabase/tests for the product schema, packages/stack/test/sql for the
 // platform bootstrap) with Debian's pg_prove against a throwaway stack built from this repo.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +29,9 @@ const stack = await startStack({
 });
 let status = 1;
 try {
-  const result = spawnSync(
+  // Asynchronous: the stack's services run in this process, and a blocked event loop would leave
+  // any transaction they hold open (a proxy's reload) in the way of the tests' locks.
+  const child = spawn(
     'pg_prove',
     [
       '--host',
@@ -44,7 +46,10 @@ try {
     ],
     { stdio: 'inherit', env: { ...process.env, PGPASSWORD: 'postgres' } },
   );
-  status = result.status ?? 1;
+  status = await new Promise<number>((resolve) => {
+    child.once('error', () => resolve(1));
+    child.once('close', (code) => resolve(code ?? 1));
+  });
 } finally {
   await stack.stop();
   rmSync(dataDir, { recursive: true, force: true });
