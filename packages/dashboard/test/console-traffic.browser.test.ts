@@ -135,16 +135,23 @@ async function addDeviceInPage(page: Page, name: string): Promise<DeviceUnderTes
   const row = page.locator('[data-testid="devices-table"] tbody tr', { hasText: name });
   await row.waitFor();
   const uuid = (await row.getAttribute('data-uuid')) as string;
+  // 002 §4.4: a dashboard-added device has its port at once (the database gives it one from the
+  // pool the proxies register), before the device itself calls /allocate.
+  await expect
+    .poll(() => row.getByTestId('device-port').textContent(), { timeout: 5000 })
+    .toMatch(/^\d+$/);
+  const portAtOnce = Number(await row.getByTestId('device-port').textContent());
   await page.getByLabel('Bundle label').fill(`bundle for ${name}`);
   await page.getByRole('button', { name: 'Issue bundle' }).click();
   const username = (await page.getByTestId('bundle-username').textContent()) as string;
   const password = (await page.getByTestId('bundle-password').textContent()) as string;
   const { port } = await allocate({ username, password }, uuid, name);
+  expect(port).toBe(portAtOnce);
   return { uuid, name, port, username, password };
 }
 
 describe('devices', () => {
-  it('adds a device; once it allocates, the page shows its port and a PAC URL Chromium can use', async () => {
+  it('adds a device that has its port at once; the PAC URL shown works in Chromium', async () => {
     const { page } = await browsers.openPage();
     const errors = collectErrors(page);
     const name = `Test phone ${Date.now()}`;
@@ -430,6 +437,46 @@ describe('breakpoints', () => {
     expect(rows[0]).toMatchObject({ resolution: 'continue', resumed_by: DEMO_USER_IDS.user });
     expect(rows[0].resumed_at).toBeTruthy();
     expect(await held.count()).toBe(0);
+  });
+
+  it('holds a live request at a breakpoint; Resume on the page lets it finish', async () => {
+    if (!device) throw new Error('needs the device of the first test');
+    const member = await clientAs(dashboard().stack, 'user');
+    const marker = `bp-${Date.now()}`;
+    // The proxy reloads patterns on the settings change (docs/proxy.md "Breakpoints").
+    const { error } = await member.from('settings_device').upsert({
+      device_uuid: device.uuid,
+      data: { breakpoints: [{ pattern: `127.0.0.1/${marker}*`, phase: 'request' }] },
+    });
+    expect(error).toBeNull();
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/breakpoints');
+    await page.getByRole('heading', { name: /Held/ }).waitFor();
+    const held = page.locator('[data-testid="held-breakpoint"]', { hasText: marker });
+    // Patterns reach the proxy within about a second: send until one request is held.
+    let answer: Promise<number> | undefined;
+    const deadline = Date.now() + 10_000;
+    while (!answer && Date.now() < deadline) {
+      const sent = sendThroughPort(device.port, `/${marker}`);
+      const outcome = await Promise.race([
+        sent.then(() => 'answered'),
+        held.waitFor({ timeout: 1500 }).then(
+          () => 'held',
+          () => 'not yet',
+        ),
+      ]);
+      if (outcome === 'held') answer = sent;
+    }
+    if (!answer) throw new Error('no request was held');
+    let finished = false;
+    void answer.then(() => {
+      finished = true;
+    });
+    await page.waitForTimeout(300);
+    expect(finished).toBe(false);
+    await held.getByRole('button', { name: 'Resume' }).click();
+    expect(await answer).toBe(200);
+    await expect.poll(() => held.count(), { timeout: 3000 }).toBe(0);
   });
 
   it('gives a viewer the list without the buttons', async () => {

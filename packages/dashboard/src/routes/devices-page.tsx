@@ -159,8 +159,9 @@ function DeviceSetup(props: { device: DeviceRow }) {
         </>
       ) : (
         <p className="notice" data-testid="port-pending">
-          No port yet. The port is allocated when the device calls <code>/allocate</code> with a
-          certificate bundle (below); this page shows it as soon as it exists.
+          No port yet. Ports come from the pool a running capture proxy registers, or from the
+          device's own <code>/allocate</code> with a certificate bundle (below); this page shows it
+          as soon as it exists.
         </p>
       )}
       <h3>Manual proxy</h3>
