@@ -493,6 +493,10 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     await registry.registerPool();
     await registry.refresh();
   }
+  // Before any listener opens: what this instance held before a restart is closed and the
+  // patterns are loaded, so no request is served unheld by a pattern that is set (the change
+  // feed's connect reloads them again once it is up).
+  await breakpoints?.start();
   const mainPort = await listeners.openFixed(options.port);
   const managementPort =
     options.managementPort === undefined
@@ -542,7 +546,6 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   });
   events?.onConnected(resync);
   await events?.start();
-  await breakpoints?.start();
 
   return {
     port: mainPort,
