@@ -12,7 +12,7 @@ import { SignJWT } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
-import { generateBenchData } from './entries-generator.ts';
+import { prepareBenchEntries } from './entries-generator.ts';
 import { percentile } from './percentile.ts';
 
 const { values } = parseArgs({
@@ -81,23 +81,10 @@ const db = new pg.Client({ connectionString: stack.dbUrl });
 await db.connect();
 try {
   const total = Number(values.entries);
-  const generationStarted = performance.now();
-  const data = await generateBenchData(db, {
+  const { data, adminId, generationSeconds } = await prepareBenchEntries(db, {
     entries: total,
     weeks: Number(values.weeks),
-    users: 10,
-    devicesPerUser: 5,
-    onProgress: (inserted) => process.stderr.write(`\rgenerated ${inserted}/${total} entries`),
   });
-  process.stderr.write('\n');
-  // Steady state: autovacuum has merged GIN pending lists and refreshed statistics.
-  await db.query('vacuum analyze public.entries');
-  const generationSeconds = (performance.now() - generationStarted) / 1000;
-  const adminId = data.userIds.at(-1) as string;
-  await db.query(
-    `insert into public.user_roles (user_id, role_id) select $1, id from public.roles where slug = 'admin'`,
-    [adminId],
-  );
 
   const secret = new TextEncoder().encode(stack.keys.jwtSecret);
   const tokenFor = (sub: string) =>

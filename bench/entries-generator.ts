@@ -170,3 +170,39 @@ export async function insertBenchEntries(
     options.onProgress?.(start + count);
   }
 }
+
+export interface PreparedBenchEntries {
+  data: BenchData;
+  /** The last generated user, given the admin role: the benchmarks' unscoped caller. */
+  adminId: string;
+  generationSeconds: number;
+}
+
+/**
+ * The benchmarks' common start: `entries` captures over `weeks` for 10 users × 5 devices, with
+ * progress on stderr, vacuumed and analyzed (the steady state autovacuum reaches: GIN pending
+ * lists merged, statistics fresh), and the last user made an admin.
+ */
+export async function prepareBenchEntries(
+  db: Client,
+  options: { entries: number; weeks: number },
+): Promise<PreparedBenchEntries> {
+  const started = performance.now();
+  const data = await generateBenchData(db, {
+    entries: options.entries,
+    weeks: options.weeks,
+    users: 10,
+    devicesPerUser: 5,
+    onProgress: (inserted) =>
+      process.stderr.write(`\rgenerated ${inserted}/${options.entries} entries`),
+  });
+  process.stderr.write('\n');
+  await db.query('vacuum analyze public.entries');
+  const generationSeconds = (performance.now() - started) / 1000;
+  const adminId = data.userIds.at(-1) as string;
+  await db.query(
+    `insert into public.user_roles (user_id, role_id) select $1, id from public.roles where slug = 'admin'`,
+    [adminId],
+  );
+  return { data, adminId, generationSeconds };
+}

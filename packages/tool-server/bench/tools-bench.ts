@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
-import { generateBenchData } from '../../../bench/entries-generator.ts';
+import { prepareBenchEntries } from '../../../bench/entries-generator.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { mintAccessToken } from './bench-tokens.ts';
@@ -103,21 +103,11 @@ const db = new pg.Client({ connectionString: stack.dbUrl });
 await db.connect();
 try {
   const total = Number(values.entries);
-  const data = await generateBenchData(db, {
+  const { data, adminId } = await prepareBenchEntries(db, {
     entries: total,
     weeks: Number(values.weeks),
-    users: 10,
-    devicesPerUser: 5,
-    onProgress: (inserted) => process.stderr.write(`\rgenerated ${inserted}/${total} entries`),
   });
-  process.stderr.write('\n');
-  await db.query('vacuum analyze public.entries');
   await db.query('select private.refresh_service_stats()');
-  const adminId = data.userIds.at(-1) as string;
-  await db.query(
-    `insert into public.user_roles (user_id, role_id) select $1, id from public.roles where slug = 'admin'`,
-    [adminId],
-  );
 
   const tokenFor = (sub: string) => mintAccessToken(db, stack, sub);
   const actors = [
