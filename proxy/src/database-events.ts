@@ -1,22 +1,24 @@
 // Postgres notifications the proxy acts on (issue 19): a resumed breakpoint, changed breakpoint
 // settings, a device port allocated, moved or freed anywhere. One connection LISTENs on every
-// channel (never polling per request); when it drops it is re-opened after a second and the
-// owners reload their whole state (`onConnected`), so a notification missed meanwhile costs at
-// most that reload.
+// channel (never polling per request). Whenever LISTEN starts, the first time included, the
+// owners reload their whole state (`onConnected`): what changed between their own load and the
+// LISTEN (at start: while the listeners opened; later: while the connection was down) is not
+// heard, so it is read instead. When the connection drops it is re-opened after a second.
 import type pg from 'pg';
 import type { Logger } from 'pino';
 
 export type NotificationHandler = (payload: string) => void;
+/** Reloads an owner's state; settles when the reload is done (failures are the owner's to log). */
+export type ConnectedHandler = () => Promise<void>;
 
 export class DatabaseEvents {
   private readonly pool: pg.Pool;
   private readonly logger: Logger;
   private readonly handlers = new Map<string, NotificationHandler[]>();
-  private readonly connectedHandlers: Array<() => void> = [];
+  private readonly connectedHandlers: ConnectedHandler[] = [];
   private client: pg.PoolClient | undefined;
   private retry: NodeJS.Timeout | undefined;
   private stopped = false;
-  private connectedBefore = false;
 
   constructor(pool: pg.Pool, logger: Logger) {
     this.pool = pool;
@@ -28,17 +30,15 @@ export class DatabaseEvents {
     this.handlers.set(channel, [...(this.handlers.get(channel) ?? []), handler]);
   }
 
-  /**
-   * Runs after every re-connection, when notifications may have been missed (not after the first:
-   * the owners load their state at start, and nothing should still be running once start is
-   * done; a caller that blocks its event loop next, as the pgTAP runner does, would otherwise
-   * hold an open transaction and the locks it took).
-   */
-  onConnected(handler: () => void): void {
+  /** Runs once LISTEN is up, every time: notifications before it were not heard. */
+  onConnected(handler: ConnectedHandler): void {
     this.connectedHandlers.push(handler);
   }
 
-  /** Connects and listens; a first failure is retried in the background, not thrown. */
+  /**
+   * Connects, listens and waits for the owners' catch-up reloads, so nothing this started is
+   * still running when start is done. A first failure is retried in the background, not thrown.
+   */
   async start(): Promise<void> {
     await this.connect();
   }
@@ -75,17 +75,14 @@ export class DatabaseEvents {
         return;
       }
       this.client = listening;
-      if (this.connectedBefore) {
-        for (const handler of this.connectedHandlers) handler();
-      }
-      this.connectedBefore = true;
     } catch (error) {
       client?.release(true);
       // Whatever happens meanwhile is missed: the connection that follows reloads.
-      this.connectedBefore = true;
       this.logger.warn({ err: error }, 'cannot listen for database notifications; retrying');
       this.schedule();
+      return;
     }
+    await Promise.all(this.connectedHandlers.map((handler) => handler()));
   }
 
   private lost(client: pg.PoolClient, error: Error): void {

@@ -495,7 +495,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   }
   // Before any listener opens: what this instance held before a restart is closed and the
   // patterns are loaded, so no request is served unheld by a pattern that is set (the change
-  // feed's connect reloads them again once it is up).
+  // feed's connect below reads them again, with the ports, for what changed in between).
   await breakpoints?.start();
   const mainPort = await listeners.openFixed(options.port);
   const managementPort =
@@ -514,16 +514,16 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     await Promise.all(devices.ports.map((port) => ensureListener(port).catch(() => undefined)));
   };
   let resyncLater: NodeJS.Timeout | undefined;
-  const resync = () => {
+  const resync = async () => {
     if (!registry) return;
-    syncListeners(registry).then(
+    await syncListeners(registry).then(
       () => {
         // A port allocated here in the last second is kept against the read: read again once
         // that second is over, so a change that raced the allocation is not missed.
         if (registry.settling && !resyncLater) {
           resyncLater = setTimeout(() => {
             resyncLater = undefined;
-            resync();
+            void resync();
           }, 1100);
           resyncLater.unref();
         }
@@ -541,7 +541,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   events?.on('proxy_device_ports_changed', () => {
     resyncSoon ??= setTimeout(() => {
       resyncSoon = undefined;
-      resync();
+      void resync();
     }, 50);
   });
   events?.onConnected(resync);

@@ -123,9 +123,8 @@ export class Breakpoints {
       if (payload.slice(space + 1) !== this.instanceId) return;
       this.resumed(Number(payload.slice(0, space)));
     });
-    options.events.onConnected(() => {
-      void this.reload();
-      this.recheckHolds();
+    options.events.onConnected(async () => {
+      await Promise.all([this.reload(), this.recheckHolds()]);
     });
   }
 
@@ -369,11 +368,11 @@ export class Breakpoints {
     );
   }
 
-  /** After a reconnection: resumes that happened while nobody listened. */
-  private recheckHolds(): void {
+  /** Once LISTEN is up: resumes that happened while nobody listened. */
+  private async recheckHolds(): Promise<void> {
     const ids = [...this.holds.keys()];
     if (ids.length === 0) return;
-    this.asService<EventRow & { id: string }>(
+    await this.asService<EventRow & { id: string }>(
       `select id, resolution, modified_message, resumed_by, closed_by_proxy
        from public.breakpoint_events where id = any ($1::bigint[]) and resumed_at is not null`,
       [ids],

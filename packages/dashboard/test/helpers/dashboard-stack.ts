@@ -30,9 +30,13 @@ export const DEMO = {
   viewer: { email: 'viewer@demo.local', password: 'demo-viewer-pass' },
 } as const;
 
-/** Registers beforeAll/afterAll hooks giving the calling file its own stack and dashboard. */
 /** Stack options a browser test may add (read in beforeAll, after the file's earlier hooks). */
-export type ExtraStackOptions = Pick<StackOptions, 'proxyDestinations' | 'functionSecrets'>;
+export type ExtraStackOptions = Pick<
+  StackOptions,
+  'proxyDestinations' | 'functionSecrets' | 'statusIntervalMs'
+>;
+
+/** Registers beforeAll/afterAll hooks giving the calling file its own stack and dashboard. */
 
 export function setUpDashboardStack(
   options: () => ExtraStackOptions = () => ({}),
