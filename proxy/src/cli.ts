@@ -33,7 +33,7 @@ Example: PROXY_DB_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres no
 
 // A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
 const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
+if (args.includes('--help') || args.includes('-h') || args[0] === 'help') {
   console.log(USAGE);
   process.exit(0);
 }
@@ -59,7 +59,13 @@ const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 process.on('unhandledRejection', (reason) => {
   logger.error({ err: reason }, 'unhandled rejection (a defect: please report it)');
 });
-const daemon = await startProxyDaemon(config, logger);
+// A fault at start (database unreachable, a port taken) is one line on stderr; the detail with
+// its stack goes to the log (stdout), as for every other event of the daemon.
+const daemon = await startProxyDaemon(config, logger).catch((error: unknown) => {
+  logger.error({ err: error }, 'cannot start');
+  console.error(`capture-proxy: cannot start: ${(error as Error).message} (details in the log)`);
+  process.exit(1);
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     logger.info({ signal }, 'stopping');

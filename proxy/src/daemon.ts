@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { AddressList } from './address-list.ts';
 import { DEFAULT_HOLD_TIMEOUT_MS, DEFAULT_MAX_HELD } from './breakpoints/breakpoints.ts';
 import { CaptureWriter } from './capture/capture-writer.ts';
+import { DestinationPolicy } from './destination-policy.ts';
 import { DEFAULT_ALLOCATE_FAILURES_PER_MINUTE } from './devices/allocate-limiter.ts';
 import { DEFAULT_PORTS_PER_ACCOUNT } from './devices/device-registry.ts';
 import { type RunningProxy, startProxy } from './proxy-server.ts';
@@ -54,6 +56,22 @@ const list = (value: string) =>
     .map((item) => item.trim())
     .filter(Boolean);
 
+/**
+ * A setting the proxy builds something from at start (an address list, a policy, a file) is
+ * tried here, so a bad one is named as a setting (cli.ts: one line, exit 2), not thrown later
+ * as a stack trace (issue 20).
+ */
+function buildable(build: (value: string) => unknown) {
+  return (value: string | undefined, context: z.RefinementCtx) => {
+    if (value === undefined) return;
+    try {
+      build(value);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  };
+}
+
 /** Settings from the environment; each has a local default (docs/proxy.md lists them). */
 const EnvironmentConfig = z.object({
   PROXY_DB_URL: z.string().min(1, 'PROXY_DB_URL (a Postgres URL) is required'),
@@ -66,7 +84,10 @@ const EnvironmentConfig = z.object({
     .string()
     .regex(/^\d+-\d+$/, 'PROXY_DEVICE_PORTS is a range like 20000-20999')
     .default('20000-20999'),
-  PROXY_ALLOWLIST: z.string().default('127.0.0.0/8,::1/128'),
+  PROXY_ALLOWLIST: z
+    .string()
+    .default('127.0.0.0/8,::1/128')
+    .superRefine(buildable((value) => new AddressList(list(value)))),
   PROXY_PASSTHROUGH_HOSTS: z.string().default(''),
   PROXY_BODY_CAP: z.coerce
     .number()
@@ -74,14 +95,20 @@ const EnvironmentConfig = z.object({
     .min(0)
     .default(1024 * 1024),
   PROXY_HTTP2: z.enum(['on', 'off']).default('on'),
-  PROXY_DESTINATIONS: z.string().optional(),
+  PROXY_DESTINATIONS: z
+    .string()
+    .optional()
+    .superRefine(buildable((value) => new DestinationPolicy(list(value)))),
   PROXY_PORTS_PER_ACCOUNT: z.coerce.number().int().min(1).default(DEFAULT_PORTS_PER_ACCOUNT),
   PROXY_ALLOCATE_FAILURES_PER_MINUTE: z.coerce
     .number()
     .int()
     .min(1)
     .default(DEFAULT_ALLOCATE_FAILURES_PER_MINUTE),
-  PROXY_UPSTREAM_CA_FILE: z.string().optional(),
+  PROXY_UPSTREAM_CA_FILE: z
+    .string()
+    .optional()
+    .superRefine(buildable((path) => readFileSync(path, 'utf8'))),
   PROXY_BREAKPOINT_TIMEOUT_MS: z.coerce
     .number()
     .int()

@@ -40,7 +40,7 @@ Example: STATUS_DB_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres \
 
 // A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
 const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
+if (args.includes('--help') || args.includes('-h') || args[0] === 'help') {
   console.log(USAGE);
   process.exit(0);
 }
@@ -94,6 +94,7 @@ const service = await startStatusService({
   dbUrl: environment.STATUS_DB_URL,
   components,
   intervalMs: environment.STATUS_INTERVAL_MS,
+  keepsProcessAlive: true,
   logger,
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -22,6 +22,11 @@ export interface StatusServiceOptions {
   components: ComponentDefinition[];
   intervalMs?: number;
   probeTimeoutMs?: number;
+  /**
+   * Whether the service's timer keeps the process alive: yes for the daemon (cli.ts), whose
+   * only work it is; no when embedded (the local stack), whose owner decides when to exit.
+   */
+  keepsProcessAlive?: boolean;
   logger: Logger;
 }
 
@@ -189,7 +194,7 @@ export async function startStatusService(
         if (!stopped) schedule(interval);
       });
     }, delay);
-    timer.unref();
+    if (!options.keepsProcessAlive) timer.unref();
   }
   schedule(0);
 

@@ -6,6 +6,9 @@ import pino from 'pino';
 import { z } from 'zod';
 import { startToolServer } from './tool-server.ts';
 
+/** host:port, the host optionally in brackets (IPv6). */
+const LISTEN_PAIR = /^\[?([^\]]+?)\]?:(\d+)$/;
+
 const list = z.string().transform((value) =>
   value
     .split(',')
@@ -19,6 +22,7 @@ const Environment = z.object({
   ),
   TOOL_SERVER_LISTEN: list
     .default(['0.0.0.0:8080'])
+    .refine((pairs) => pairs.every((pair) => LISTEN_PAIR.test(pair)), 'each entry is host:port')
     .describe('host:port pairs to listen on, comma-separated'),
   TOOL_SERVER_DASHBOARD_URL: z.string().url().describe('{dashboard_url}'),
   TOOL_SERVER_DB_URL: z
@@ -60,7 +64,7 @@ Example: TOOL_SERVER_ORIGINS=https://mcp.example.com TOOL_SERVER_DB_URL=… \\
 
 // A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
 const args = process.argv.slice(2);
-if (args.includes('--help') || args.includes('-h')) {
+if (args.includes('--help') || args.includes('-h') || args[0] === 'help') {
   console.log(USAGE);
   process.exit(0);
 }
@@ -80,11 +84,12 @@ const environment = checked.data;
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info' });
 
 function parseListen(pair: string): { host: string; port: number } {
-  const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(pair);
-  if (!match) throw new Error(`TOOL_SERVER_LISTEN: ${pair} is not host:port`);
+  const match = LISTEN_PAIR.exec(pair) as RegExpExecArray; // checked by the schema
   return { host: match[1] as string, port: Number(match[2]) };
 }
 
+// A fault at start (database unreachable, a port taken) is one line on stderr; the detail with
+// its stack goes to the log (stdout).
 const server = await startToolServer(
   {
     origins: environment.TOOL_SERVER_ORIGINS,
@@ -99,7 +104,13 @@ const server = await startToolServer(
     trustedProxyHops: environment.TOOL_SERVER_TRUSTED_PROXY_HOPS,
   },
   logger,
-);
+).catch((error: unknown) => {
+  logger.error({ err: error }, 'cannot start');
+  console.error(
+    `capture-tool-server: cannot start: ${(error as Error).message} (details in the log)`,
+  );
+  process.exit(1);
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     server.stop().then(() => process.exit(0));
