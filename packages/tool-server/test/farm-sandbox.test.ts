@@ -9,7 +9,11 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FarmConfigSchema } from '../src/config.ts';
-import { type ShellRequest, ShellSandbox } from '../src/farm/shell/shell-sandbox.ts';
+import {
+  SandboxStartError,
+  type ShellRequest,
+  ShellSandbox,
+} from '../src/farm/shell/shell-sandbox.ts';
 
 const config = FarmConfigSchema.parse({
   enabled: true,
@@ -101,8 +105,9 @@ describe('the shell sandbox', () => {
   });
 
   it('sees only its own processes', async () => {
+    // bwrap's init, the status reporter, sh, ls and grep.
     const result = await run('ls /proc | grep -c "^[0-9]"');
-    expect(Number(result.stdout.trim())).toBeLessThanOrEqual(4);
+    expect(Number(result.stdout.trim())).toBeLessThanOrEqual(5);
   });
 
   it('cannot reach local services with network none', async () => {
@@ -191,5 +196,73 @@ describe('the shell sandbox', () => {
   it('caps the scratch space', async () => {
     const result = await run('head -c 20000000 /dev/zero > /scratch/big 2>&1; echo rc=$?');
     expect(result.stdout).not.toContain('rc=0');
+  });
+
+  // Regression: /dev was bwrap's unsized tmpfs (with /dev/shm a directory in it), and RLIMIT_AS
+  // does not count tmpfs pages, so 200 MB of host memory could be held there. Written in 8 MB
+  // files, under the per-file limit, so only the mount's own size can stop it.
+  it.each([
+    ['/dev/shm', 'No space left on device'],
+    ['/dev', 'Read-only file system'],
+  ])('refuses 200 MB written to %s', async (dir, error) => {
+    const result = await run(
+      [
+        'i=0',
+        'while [ $i -lt 25 ]; do',
+        `  head -c 8000000 /dev/zero > ${dir}/fill$i || { echo "stopped at $i"; break; }`,
+        '  i=$((i+1))',
+        'done 2>&1',
+        `echo "held $(cat ${dir}/fill* 2>/dev/null | wc -c)"`,
+        'echo fine > /dev/null && echo "null writable"',
+      ].join('\n'),
+    );
+    expect(result.stdout).toContain(error);
+    expect(result.stdout).toMatch(/stopped at \d+/);
+    const held = Number(/held (\d+)/.exec(result.stdout)?.[1]);
+    expect(held).toBeLessThanOrEqual(16 * 1024 * 1024);
+    expect(result.stdout).toContain('null writable');
+  });
+
+  it('reports a command that exits 152 as such, not as a CPU-time kill', async () => {
+    const result = await run('exit 152');
+    expect(result).toMatchObject({ exitCode: 152, signal: null, terminated: null });
+  });
+
+  it('reports a command that sends itself SIGXCPU by its signal, not as a CPU-time kill', async () => {
+    const result = await run('kill -XCPU $$');
+    expect(result).toMatchObject({ exitCode: null, signal: 'SIGXCPU', terminated: null });
+  });
+
+  it('reports a command stopped at its CPU-time limit', async () => {
+    const result = await run('while :; do :; done', { wallTimeMs: 20_000 });
+    expect(result).toMatchObject({ exitCode: null, signal: 'SIGXCPU', terminated: 'cpu_time' });
+  }, 30_000);
+});
+
+describe('a sandbox closed while a run sets up', () => {
+  // Regression: run() checked `closed` only on entry, so a run waiting for its egress bridge when
+  // the server shut down still started its sandbox afterwards, with nothing left to kill it.
+  it('starts nothing once closed', async () => {
+    const late = new ShellSandbox(config, pino({ level: 'silent' }));
+    const proxy = await startLocalService();
+    try {
+      const pending = late.run({
+        command: 'socat -t2 -T2 - TCP:127.0.0.1:3128 </dev/null; echo started',
+        network: 'proxy',
+        wallTimeMs: 5_000,
+        egress: {
+          deviceUuid: '00000000-0000-4000-8000-000000000001',
+          proxyHost: '127.0.0.1',
+          proxyPort: proxy.port,
+          caCertificatePem: '',
+        },
+      });
+      // run() is now waiting for its egress bridge to listen; the server shuts down.
+      await late.close();
+      await expect(pending).rejects.toBeInstanceOf(SandboxStartError);
+      expect(proxy.hits()).toBe(0);
+    } finally {
+      proxy.server.close();
+    }
   });
 });

@@ -154,12 +154,18 @@ function bwrapArguments(config: FarmConfig, workDir: string): string[] {
     '/run/farm',
     '--proc',
     '/proc',
+    // Chromium's shared memory lives in /dev/shm: a tmpfs of its own with a size. /dev itself is
+    // bwrap's unsized tmpfs (RLIMIT_AS does not count tmpfs pages), so it is made read-only after
+    // /dev/shm is mounted on it; its device nodes stay usable (a read-only mount stops no I/O to
+    // a device).
     '--dev',
     '/dev',
     '--size',
     String(homeBytes),
     '--tmpfs',
     '/dev/shm',
+    '--remount-ro',
+    '/dev',
     '--size',
     String(homeBytes),
     '--tmpfs',

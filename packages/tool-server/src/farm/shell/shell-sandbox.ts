@@ -1,6 +1,6 @@
 // farm_run_shell's sandbox (docs/farm.md "Shell"): Debian's bubblewrap with every namespace
-// unshared, the system (/usr) read-only, a generated /etc, a private size-capped tmpfs as the
-// only writable place, no capabilities, and rlimits for CPU, address space, file size, open files
+// unshared, the system (/usr) read-only, a generated /etc, private size-capped tmpfs mounts as the
+// only writable places (/dev included: RLIMIT_AS does not count tmpfs pages), no capabilities, and rlimits for CPU, address space, file size, open files
 // and processes (per sandbox: each concurrent sandbox runs as its own unprivileged uid when we
 // are root, in its own user namespace). The network namespace is empty: with network "proxy" the
 // only way out is a forwarder on the sandbox's loopback that reaches the caller's farm device port
@@ -10,16 +10,65 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
 
 const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
-/** sh exits 128 + the signal number; 24 is SIGXCPU (RLIMIT_CPU's soft limit). */
-const EXIT_ON_SIGXCPU = 128 + 24;
+/** Where the command's wait status comes back: a pipe on this descriptor (never its stdout). */
+const STATUS_FD = 3;
+/** The largest /tmp and /dev/shm, each (besides /scratch). */
+const SIDE_TMPFS_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The command's parent inside the sandbox (perl-base is Essential on Debian, so on every farm
+ * host): it runs `sh -c command` as its child and reports the child's raw wait status (its signal
+ * or exit code) and CPU time on STATUS_FD. bwrap folds a death by signal into exit code 128 + n,
+ * which a command can also choose (`exit 152`), so a CPU-time kill is judged from this report.
+ * The child does not inherit the descriptor.
+ */
+const STATUS_REPORTER = [
+  `open(my $status, '>&=', ${STATUS_FD}) or die "farm: no status descriptor\\n";`,
+  'my $pid = fork;',
+  'defined $pid or die "farm: fork: $!\\n";',
+  "if ($pid == 0) { close $status; exec '/bin/sh', '-c', $ENV{FARM_COMMAND}; exit 127 }",
+  'waitpid($pid, 0);',
+  'my $wait = $?;',
+  'my (undef, undef, $user, $system) = times;',
+  'printf $status "%d %d %.2f\\n", $wait & 127, $wait >> 8, $user + $system;',
+  'close $status;',
+  'exit(($wait & 127) ? 128 + ($wait & 127) : $wait >> 8);',
+].join('\n');
+
+const SIGNAL_NAMES = new Map<number, string>(
+  Object.entries(constants.signals).map(([name, number]) => [number, name]),
+);
+
+/** The command's wait status as the reporter saw it. */
+interface CommandStatus {
+  signal: number;
+  exitCode: number;
+  cpuSeconds: number;
+}
+
+/**
+ * The reporter's one line, or null when there is none or more than one: a command running as the
+ * same uid could open the reporter's descriptor through /proc and write a line of its own, and
+ * then nothing it says is taken (the run is reported by bwrap's exit code, with no termination).
+ * A command that goes further (writes a line and kills the reporter) only shapes the report of
+ * its own run, as its exit code and output do; no accidental exit code reads as a CPU-time kill.
+ */
+function parseStatus(text: string): CommandStatus | null {
+  const lines = text.split('\n').filter((line) => line !== '');
+  if (lines.length !== 1) return null;
+  const match = /^(\d{1,3}) (\d{1,3}) (\d{1,9}\.\d\d)$/.exec(lines[0] ?? '');
+  if (!match) return null;
+  return { signal: Number(match[1]), exitCode: Number(match[2]), cpuSeconds: Number(match[3]) };
+}
 
 export interface ShellRequest {
   command: string;
@@ -107,9 +156,19 @@ function writeEtc(dir: string, caPem: string | undefined): void {
   writeFileSync(join(dir, 'ssl', 'certs', 'ca-certificates.crt'), `${bundle}\n${caPem ?? ''}`);
 }
 
-/** Waits for the forwarder's listening socket, then runs the command (in the sandbox's sh). */
-function proxiedScript(): string {
-  return [...forwarderStartLines(), 'exec /bin/sh -c "$FARM_COMMAND"'].join('\n');
+/** Starts the forwarder (network proxy) and waits for its socket, then hands over to the reporter. */
+function sandboxScript(proxied: boolean): string {
+  return [...(proxied ? forwarderStartLines() : []), 'exec /usr/bin/perl -e "$1"'].join('\n');
+}
+
+/** Reads a stream to its end (the status pipe: one short line). */
+function collect(stream: Readable | null | undefined): () => string {
+  let text = '';
+  stream?.on('data', (chunk: Buffer) => {
+    if (text.length < 4096) text += chunk.toString('utf8');
+  });
+  stream?.on('error', () => undefined);
+  return () => text;
 }
 
 export class ShellSandbox {
@@ -130,9 +189,10 @@ export class ShellSandbox {
     const limits = this.config.shell;
     const slot = this.freeSlot();
     if (slot === undefined) throw new ShellBusyError(limits.maxConcurrent);
-    const workDir = mkdtempSync(join(tmpdir(), 'farm-shell-'));
+    let workDir: string | undefined;
     let bridge: Server | undefined;
     try {
+      workDir = mkdtempSync(join(tmpdir(), 'farm-shell-'));
       // bwrap runs as the sandbox uid and must read what it binds; nothing here is secret.
       chmodSync(workDir, 0o755);
       const etcDir = this.etcFor(request.egress?.caCertificatePem ?? '');
@@ -147,11 +207,15 @@ export class ShellSandbox {
     } finally {
       this.running.delete(slot);
       if (bridge) await new Promise((resolve) => bridge?.close(resolve));
-      rmSync(workDir, { recursive: true, force: true });
+      if (workDir) rmSync(workDir, { recursive: true, force: true });
     }
   }
 
-  /** Kills every running sandbox (server shutdown) and refuses new ones. */
+  /**
+   * Kills every running sandbox (server shutdown) and refuses new ones: a run that passed its
+   * first check before this and was still setting up (the egress bridge) starts nothing, as
+   * spawnSandbox checks again in the same tick as its spawn.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const child of this.running.values()) child?.kill('SIGKILL');
@@ -235,17 +299,28 @@ export class ShellSandbox {
       '/run/farm',
       '--proc',
       '/proc',
+      // --dev is a tmpfs of its own with no size (half the host's RAM) and /dev/shm a directory
+      // in it; RLIMIT_AS does not count tmpfs pages, so both would let a command hold host
+      // memory past every limit. /dev/shm gets a sized tmpfs, and /dev is made read-only after
+      // it (device nodes such as /dev/null stay writable: a read-only mount does not stop I/O
+      // to a device).
       '--dev',
+      '/dev',
+      '--size',
+      String(Math.min(limits.scratchBytes, SIDE_TMPFS_BYTES)),
+      '--tmpfs',
+      '/dev/shm',
+      '--remount-ro',
       '/dev',
       '--size',
       String(limits.scratchBytes),
       '--tmpfs',
       '/scratch',
       '--size',
-      String(Math.min(limits.scratchBytes, 16 * 1024 * 1024)),
+      String(Math.min(limits.scratchBytes, SIDE_TMPFS_BYTES)),
       '--tmpfs',
       '/tmp',
-      // The root bwrap builds is a tmpfs; only /scratch and /tmp stay writable.
+      // The root bwrap builds is a tmpfs; only /scratch, /tmp and /dev/shm stay writable.
       '--remount-ro',
       '/',
       '--chdir',
@@ -272,7 +347,9 @@ export class ShellSandbox {
       '--',
       '/bin/sh',
       '-c',
-      proxied ? proxiedScript() : 'exec /bin/sh -c "$FARM_COMMAND"',
+      sandboxScript(proxied),
+      'farm-shell',
+      STATUS_REPORTER,
     ];
   }
 
@@ -289,12 +366,17 @@ export class ShellSandbox {
     const prlimit = [
       `--nproc=${limits.processes}`,
       `--as=${limits.memoryBytes}`,
-      `--cpu=${limits.cpuSeconds}`,
+      // Soft limit: SIGXCPU; a process that ignores it gets SIGKILL a second later (setrlimit(2)).
+      // With soft and hard equal the kernel sends SIGKILL at once.
+      `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
       `--fsize=${limits.scratchBytes}`,
       '--nofile=256',
       '--core=0',
     ];
     const started = performance.now();
+    // close() may have come while the run was setting up; checked in the tick of the spawn, and
+    // close() kills whatever is in `running` after it.
+    if (this.closed) return Promise.reject(new SandboxStartError('the farm is shutting down'));
     return new Promise((resolve, reject) => {
       const child = spawn(
         'prlimit',
@@ -305,13 +387,14 @@ export class ShellSandbox {
           ...this.bwrapArguments(etcDir, runDir, proxied, request.command),
         ],
         {
-          stdio: ['ignore', 'pipe', 'pipe'],
+          stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
           ...(asRoot ? { uid, gid: uid } : {}),
         },
       );
       this.running.set(slot, child);
       const stdout = new CappedOutput(limits.outputBytes);
       const stderr = new CappedOutput(limits.outputBytes);
+      const statusText = collect(child.stdio[STATUS_FD] as Readable | null);
       let terminated: Termination | null = null;
       const stop = (reason: Termination) => {
         terminated ??= reason;
@@ -332,10 +415,20 @@ export class ShellSandbox {
       });
       child.once('close', (code, signal) => {
         clearTimeout(timer);
-        if (code === EXIT_ON_SIGXCPU && terminated === null) terminated = 'cpu_time';
+        const status = terminated === null ? parseStatus(statusText()) : null;
+        let exitCode = code;
+        let signalName = signal as string | null;
+        if (status) {
+          exitCode = status.signal === 0 ? status.exitCode : null;
+          signalName = status.signal === 0 ? null : (SIGNAL_NAMES.get(status.signal) ?? null);
+          // RLIMIT_CPU's SIGXCPU, or its SIGKILL a second later, to a command that used its CPU
+          // time; a command that signals itself early (kill -XCPU $$) is not a CPU-time kill.
+          const cpuSignal = signalName === 'SIGXCPU' || signalName === 'SIGKILL';
+          if (cpuSignal && status.cpuSeconds >= limits.cpuSeconds - 0.02) terminated = 'cpu_time';
+        }
         const result: ShellResult = {
-          exitCode: code,
-          signal,
+          exitCode,
+          signal: signalName,
           stdout: stdout.text(),
           stderr: stderr.text(),
           stdoutTruncated: stdout.truncated,
@@ -344,7 +437,7 @@ export class ShellSandbox {
           durationMs: Math.round(performance.now() - started),
         };
         this.logger.debug(
-          { exitCode: code, terminated, durationMs: result.durationMs },
+          { exitCode, signal: signalName, terminated, durationMs: result.durationMs },
           'farm shell finished',
         );
         resolve(result);
