@@ -28,10 +28,10 @@ export async function loadAgents(
         .limit(100)
         .abortSignal(signal),
     ) as SpecialistAgent[];
-  } catch (error) {
+  } catch {
     // The registry is an enhancement: without it (or without services:view) the general
-    // assistant still answers. Aborts propagate.
-    if (signal.aborted) throw error;
+    // assistant still answers. An abort (client gone, time cap) also lands here: the caller
+    // checks the signal next, so an abort ends the question as aborted rather than as a throw.
     return [];
   }
 }

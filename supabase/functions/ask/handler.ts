@@ -82,6 +82,19 @@ export async function handleAsk(request: Request, deps: AskDeps): Promise<Respon
     throw error;
   }
 
+  // Configuration first: a question the assistant cannot answer must not spend one of the
+  // user's turns (the rate limit counts questions asked of the model).
+  const apiKey = deps.config.openaiApiKey;
+  const stream = wantsStream(request);
+  if (!apiKey) {
+    logEvent('not_configured');
+    if (!stream) return errorResponse(503, 'not_configured', NOT_CONFIGURED);
+    const events = createEventStream(deps.config.pingMs, abort);
+    events.send({ event: 'error', data: { message: NOT_CONFIGURED } });
+    events.close();
+    return new Response(events.body, { headers: { ...corsHeaders(METHODS), ...SSE_HEADERS } });
+  }
+
   const turn = await db.rpc('assistant_take_turn', { per_minute: deps.config.ratePerMinute });
   if (turn.error) {
     const error = turn.error as DataError;
@@ -94,17 +107,6 @@ export async function handleAsk(request: Request, deps: AskDeps): Promise<Respon
     return errorResponse(503, 'unavailable', 'The assistant is unavailable just now.', {
       'retry-after': '5',
     });
-  }
-
-  const apiKey = deps.config.openaiApiKey;
-  const stream = wantsStream(request);
-  if (!apiKey) {
-    logEvent('not_configured');
-    if (!stream) return errorResponse(503, 'not_configured', NOT_CONFIGURED);
-    const events = createEventStream(deps.config.pingMs, abort);
-    events.send({ event: 'error', data: { message: NOT_CONFIGURED } });
-    events.close();
-    return new Response(events.body, { headers: { ...corsHeaders(METHODS), ...SSE_HEADERS } });
   }
 
   const deadline = AbortSignal.timeout(deps.config.timeLimitMs);
@@ -138,7 +140,18 @@ export async function handleAsk(request: Request, deps: AskDeps): Promise<Respon
     'The question took longer than the assistant may spend on one; ask something narrower.';
 
   if (!stream) {
-    const outcome = await run(() => {});
+    let outcome: AskOutcome;
+    try {
+      outcome = await run(() => {});
+    } catch (error) {
+      // runAsk answers an abort as an outcome; anything thrown is unexpected. After an abort it
+      // is still the time cap's (or the departed client's) answer, never a bare 500.
+      logEvent('ask_failed', { error: String(error) });
+      if (!controller.signal.aborted) {
+        return errorResponse(500, 'internal_error', 'The assistant failed unexpectedly.');
+      }
+      outcome = { ok: false, code: 'aborted' };
+    }
     finish(outcome);
     if (outcome.ok) {
       return new Response(JSON.stringify({ answer: outcome.answer }), {

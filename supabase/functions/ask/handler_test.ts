@@ -48,7 +48,8 @@ const CONFIG: AskConfig = {
 };
 
 interface Stubs {
-  postgrest?: (path: string) => Response;
+  /** A PostgREST answer for a path, or undefined for the harness's default. */
+  postgrest?: (path: string, init?: RequestInit) => Response | Promise<Response> | undefined;
   model?: (body: Record<string, unknown>) => Response | Promise<Response>;
 }
 
@@ -108,12 +109,16 @@ const callEvents = (name: string) => {
 
 function harness(stubs: Stubs, config: Partial<AskConfig> = {}) {
   const modelBodies: Array<Record<string, unknown>> = [];
-  const fetch = ((input: RequestInfo | URL) => {
+  const postgrestPaths: string[] = [];
+  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
-    if (path === '/rest/v1/rpc/whoami') return Promise.resolve(Response.json(CALLER));
-    if (path === '/rest/v1/rpc/assistant_take_turn') return Promise.resolve(Response.json(9));
-    if (path === '/rest/v1/assistant_agents') return Promise.resolve(Response.json(AGENTS));
-    return Promise.resolve(stubs.postgrest?.(path) ?? Response.json([]));
+    postgrestPaths.push(path);
+    if (path === '/rest/v1/rpc/whoami') return Response.json(CALLER);
+    const stubbed = await stubs.postgrest?.(path, init);
+    if (stubbed) return stubbed;
+    if (path === '/rest/v1/rpc/assistant_take_turn') return Response.json(9);
+    if (path === '/rest/v1/assistant_agents') return Response.json(AGENTS);
+    return Response.json([]);
   }) as typeof globalThis.fetch;
   const modelFetch = ((_input: RequestInfo | URL, init?: RequestInit) => {
     const body = JSON.parse(String(init?.body)) as Record<string, unknown>;
@@ -126,7 +131,7 @@ function harness(stubs: Stubs, config: Partial<AskConfig> = {}) {
     createModel: (c: AskConfig, apiKey: string) =>
       new OpenAI({ apiKey, baseURL: c.openaiBaseUrl, maxRetries: 0, fetch: modelFetch }),
   };
-  return { deps, modelBodies };
+  return { deps, modelBodies, postgrestPaths };
 }
 
 function ask(body: unknown, stream = false): Request {
@@ -151,6 +156,43 @@ Deno.test('answers 503 not_configured without a provider key, and an error event
   const text = await streamed.text();
   ok(text.startsWith('event: error\ndata: {"message":"The assistant is not configured'), text);
   assertEquals(modelBodies.length, 0);
+});
+
+Deno.test('spends no rate-limit turn when the provider is not configured', async () => {
+  // Regression: the turn was taken before the key check, so every 503 cost the user a question.
+  const { deps, postgrestPaths } = harness({}, { openaiApiKey: undefined });
+  for (const stream of [false, true]) {
+    const response = await handleAsk(ask({ question: 'hi' }, stream), deps);
+    await response.text();
+  }
+  assertEquals(postgrestPaths.filter((path) => path.endsWith('/assistant_take_turn')), []);
+});
+
+Deno.test('answers 504 when the time cap fires while the agent registry is read (blocking)', async () => {
+  // Regression: the abort escaped loadAgents as a throw, and the blocking handler answered an
+  // unhandled 500. The registry read here hangs until its signal aborts, as a slow PostgREST
+  // would, so only the time cap can end it.
+  const { deps, modelBodies } = harness(
+    {
+      postgrest: (path, init) =>
+        path === '/rest/v1/assistant_agents'
+          ? new Promise<Response>((_resolve, reject) => {
+            const signal = init?.signal;
+            const fail = () => reject(signal?.reason ?? new DOMException('aborted', 'AbortError'));
+            if (signal?.aborted) fail();
+            signal?.addEventListener('abort', fail, { once: true });
+          })
+          : undefined,
+    },
+    { timeLimitMs: 300 },
+  );
+  const response = await handleAsk(ask({ question: 'hi' }), deps);
+  assertEquals(response.status, 504);
+  assertEquals((await response.json()).error, 'unavailable');
+  assertEquals(modelBodies.length, 0);
+  const streamed = await handleAsk(ask({ question: 'hi' }, true), deps);
+  const text = await streamed.text();
+  ok(text.includes('event: error\ndata: {"message":"The question took longer'), text);
 });
 
 Deno.test('answers 429 rate_limited with Retry-After past the per-user limit', async () => {

@@ -14,7 +14,8 @@ export type AskErrorCode =
   | 'rate_limited'
   | 'not_configured'
   | 'provider_error'
-  | 'unavailable';
+  | 'unavailable'
+  | 'internal_error';
 
 export function jsonResponse(
   status: number,

@@ -11,12 +11,22 @@ import type { AskEvent } from './event-stream.ts';
 import { logEvent } from './log.ts';
 import type { AssistantTool, DataRef } from './tools.ts';
 import type { Fence } from './untrusted-data.ts';
+import { provenanceOf, type UntrustedSources } from './untrusted-sources.ts';
+
+/** Why a read returned no rows: the footer says which (docs/assistant.md "Tools"). */
+export type UnreadReason = 'refused' | 'timed_out' | 'failed';
 
 export interface ToolRunState {
   refs: DataRef[];
-  /** Read tools run, and how many of them found nothing. */
+  /** Read tools run, and how many of them found nothing (ran, and no row matched). */
   reads: number;
   emptyReads: number;
+  /** Reads that could not look at the data at all, by reason. */
+  unread: Record<UnreadReason, number>;
+}
+
+export function createToolRunState(): ToolRunState {
+  return { refs: [], reads: 0, emptyReads: 0, unread: { refused: 0, timed_out: 0, failed: 0 } };
 }
 
 export interface ToolRunContext {
@@ -30,6 +40,10 @@ export interface ToolRunContext {
   signal: AbortSignal;
   emit: (event: AskEvent) => void;
   state: ToolRunState;
+  /** What others wrote that the turn has read; a read's result is added to it. */
+  sources: UntrustedSources;
+  /** The sources as they were when the model made this call (a proposal's basis). */
+  sourcesAtCall: readonly string[];
 }
 
 interface FunctionCall {
@@ -42,16 +56,33 @@ function toolError(context: ToolRunContext, name: string, message: string): stri
   return context.fence.wrap(name, JSON.stringify({ error: message }));
 }
 
+/**
+ * What kind of failure a read met. PT404 is "nothing you can see" (RLS hides a row exactly as if
+ * it did not exist), so it counts as an empty read; 42501 means the role may not read it; 57014 is
+ * PostgREST's 8 s statement timeout, and a TimeoutError the 10 s cap of data-api.ts (postgrest-js
+ * reports a failed fetch as `{code: '', message: '<name>: …'}`).
+ */
+function failureOf(error: unknown): 'empty' | UnreadReason {
+  if (!(error instanceof DataQueryError)) return 'failed';
+  if (error.code === 'PT404') return 'empty';
+  if (error.code === '42501') return 'refused';
+  if (error.code === '57014' || /^(?:TimeoutError|AbortError):/.test(error.message)) {
+    return 'timed_out';
+  }
+  return 'failed';
+}
+
 /** What a database refusal tells the model (PostgREST's public message, never internals). */
 function describeFailure(error: unknown): string {
   if (error instanceof DataQueryError) {
+    if (failureOf(error) === 'timed_out') {
+      return 'the query took too long (8 s limit); narrow it (a device, a host, a shorter window)';
+    }
     switch (error.code) {
       case 'PT404':
         return `not found: ${error.details ?? error.message}`;
       case '42501':
         return `permission denied: ${error.message}`;
-      case '57014':
-        return 'the query took longer than 8 s; narrow it (a device, a host, a shorter window)';
       case '22023':
       case '22004':
       case '22P02':
@@ -101,9 +132,16 @@ export async function runToolCall(call: FunctionCall, context: ToolRunContext): 
     if (!tool.write) {
       context.state.reads += 1;
       if (result.empty) context.state.emptyReads += 1;
+      // Rows written by devices, their apps and the servers they talk to.
+      context.sources.add(`the results of ${tool.name}`);
     }
     context.state.refs.push(...result.refs);
-    if (result.artifact) context.emit({ event: 'artifact', data: result.artifact });
+    if (result.artifact) {
+      context.emit({
+        event: 'artifact',
+        data: provenanceOf(result.artifact, context.sourcesAtCall),
+      });
+    }
     logEvent('tool_ran', { tool: tool.name, ms: Date.now() - started, empty: result.empty });
     const redacted = await context.redactor.redactCapture(result.output);
     return context.fence.wrap(tool.name, JSON.stringify(redacted));
@@ -113,7 +151,9 @@ export async function runToolCall(call: FunctionCall, context: ToolRunContext): 
     logEvent('tool_failed', { tool: tool.name, code, ms: Date.now() - started });
     if (!tool.write) {
       context.state.reads += 1;
-      if (code === 'PT404') context.state.emptyReads += 1;
+      const failure = failureOf(error);
+      if (failure === 'empty') context.state.emptyReads += 1;
+      else context.state.unread[failure] += 1;
     }
     return toolError(context, tool.name, describeFailure(error));
   }
