@@ -1,12 +1,14 @@
 // The stack CLI explains itself (issue 20): --help, -h and help <command> print usage and exit 0;
-// a user error prints one line naming it plus the usage and exits 2, never a stack trace.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+// a user error prints one line naming it plus the usage and exits 2, never a stack trace; a stale
+// or broken stack.json is never taken for a running stack.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMAND_HELP } from '../src/cli-usage.ts';
+import { processStartTime, readLiveState, writeState } from '../src/state-file.ts';
 
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'stack-cli-test-'));
@@ -68,5 +70,57 @@ describe('user errors', () => {
     expect(result.code).toBe(3);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/no stack is running/);
+  });
+});
+
+describe('a stack.json left behind', () => {
+  const stateFile = join(dataDir, 'stack.json');
+  afterAll(() => rmSync(stateFile, { force: true }));
+
+  it('never signals a process that took over its pid: down says not running, the process lives', async () => {
+    // Any live process stands in for the one the kernel gave the old stack's pid after a crash.
+    const bystander = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const pid = bystander.pid as number;
+      const started = processStartTime(pid);
+      expect(started).toMatch(/^\d+$/);
+      writeFileSync(
+        stateFile,
+        JSON.stringify({
+          pid,
+          processStart: '1',
+          startedAt: '2026-01-01T00:00:00Z',
+          variables: {},
+        }),
+      );
+      const result = stack('down');
+      expect(result.code).toBe(0);
+      expect(result.stdout.trim()).toBe('Not running.');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(bystander.exitCode).toBeNull();
+      expect(bystander.signalCode).toBeNull();
+      expect(processStartTime(pid)).toBe(started);
+    } finally {
+      bystander.kill('SIGKILL');
+    }
+  });
+
+  it('answers status, down and reset as not running for a file that is not a record', () => {
+    writeFileSync(stateFile, '{"pid": 12');
+    expect(stack('status')).toMatchObject({
+      code: 3,
+      stderr: expect.stringMatching(/no stack is running/),
+    });
+    expect(stack('down')).toMatchObject({ code: 0, stdout: 'Not running.\n' });
+  });
+
+  it('still finds a live stack by its own record', () => {
+    writeState(dataDir, {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      variables: {} as never,
+    });
+    expect(readLiveState(dataDir)?.pid).toBe(process.pid);
+    expect(readLiveState(dataDir)?.processStart).toBe(processStartTime(process.pid));
   });
 });
