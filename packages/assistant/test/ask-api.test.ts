@@ -2,19 +2,22 @@
 // loopback: 400 and 401 cases, blocking JSON and SSE answers with their event order and shapes,
 // history with malformed entries, the ping cadence, an abort reaching the provider, provider
 // failures as friendly error events, and links only from citations.
+import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
+import pg from 'pg';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   DEMO,
   eventsOf,
   type Frame,
+  MEMBER_DEVICE,
   PING_MS,
   postAsk,
   readFrames,
   signIn,
   useAskStack,
 } from './helpers/ask-stack.ts';
-import { textTurn } from './helpers/responses-stub.ts';
+import { textTurn, toolTurn } from './helpers/responses-stub.ts';
 
 const fixture = useAskStack();
 let member = '';
@@ -159,40 +162,63 @@ describe('stream behaviour', () => {
     expect(eventsOf(frames).at(-1)?.event).toBe('done');
   });
 
-  it('stops the provider request when the client aborts mid-stream', async () => {
-    const words = Array.from({ length: 60 }, (_, index) => `word${index}\n`);
+  it('stops the provider request when the client aborts mid-stream, and writes nothing after', async () => {
+    // The client cannot read after it aborts, so what happened is judged where it is
+    // observable: the double (was its request closed, did another come), the function's log
+    // (how the question ended, did any tool run) and the database (was a proposal written).
+    const { data: entry, error } = await fixture()
+      .service.from('entries')
+      .insert({ device_uuid: MEMBER_DEVICE, kind: 'http', payload: { host: 'abort.example' } })
+      .select('id')
+      .single();
+    expect(error).toBeNull();
+    const callId = `call_${randomUUID()}`;
+    // A slow answer whose step ends in a write: had the function gone on after the abort, it
+    // would run propose_tag_request and record a proposal.
+    const words = Array.from({ length: 40 }, (_, index) => `word${index}\n`);
+    const propose = toolTurn([
+      {
+        name: 'propose_tag_request',
+        arguments: { request_id: (entry as { id: number }).id, tag_name: 'after-abort' },
+        call_id: callId,
+      },
+    ]).map((event) => ('output_index' in event ? { ...event, output_index: 1 } : event));
     fixture().stub.enqueue(() => ({
-      events: textTurn(words.join(''), { chunks: words }),
-      delayMs: 100,
+      events: [...textTurn(words.join(''), { chunks: words }).slice(0, -1), ...propose.slice(1)],
+      delayMs: 60,
     }));
     const controller = new AbortController();
     const response = await postAsk(
       fixture().askUrl,
       member,
-      { question: 'long one' },
-      {
-        stream: true,
-        signal: controller.signal,
-      },
+      { question: `Tag request ${(entry as { id: number }).id} as after-abort` },
+      { stream: true, signal: controller.signal },
     );
-    const frames = await readFrames(response, (frame) => {
+    await readFrames(response, (frame) => {
       if (frame.event === 'text') controller.abort();
     });
-    expect(frames.some((frame) => frame.event === 'done')).toBe(false);
     const request = fixture().stub.requests[0];
     await expect.poll(() => request?.closedEarly, { timeout: 5_000 }).toBe(true);
     expect(request?.finished).toBe(false);
-    // The function saw the abort: the question ended as aborted, nothing further was asked of
-    // the provider and no done was produced.
     await expect
       .poll(() => fixture().askLogs.find((entry) => entry.event === 'answered'), { timeout: 5_000 })
-      .toBeDefined();
-    expect(fixture().askLogs.find((entry) => entry.event === 'answered')).toMatchObject({
-      ok: false,
-      code: 'aborted',
-    });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+      .toMatchObject({ ok: false, code: 'aborted' });
+    // Longer than the rest of the scripted answer would have taken to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(fixture().stub.requests).toHaveLength(1);
+    expect(fixture().askLogs.map((entry) => entry.event)).not.toContain('tool_ran');
+    expect(fixture().askLogs.map((entry) => entry.event)).not.toContain('tool_failed');
+    const db = new pg.Client({ connectionString: fixture().stack.dbUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query(
+        'select count(*)::int as n from private.assistant_proposals where call_id = $1',
+        [callId],
+      );
+      expect(rows[0]).toEqual({ n: 0 });
+    } finally {
+      await db.end();
+    }
   });
 });
 
