@@ -2,8 +2,9 @@
 // patterns from the settings (global merged with the device's), a held exchange written as a
 // breakpoint_events row and released by a REST PATCH (continue, modify, abort) within 100 ms,
 // response breakpoints, many holds with other traffic flowing, the hold limit, the held-at-once
-// limit, a stop while holding (clean failures, rows closed), rows left by a crashed instance, and a
-// pattern change applied without a restart. Clients: curl, undici and Node's http.
+// limit, a stop while holding (clean failures, rows closed), rows left by a crashed instance, a
+// pattern change applied without a restart, and a held row deleted (alone, or with its device)
+// aborting its client at once. Clients: curl, undici and Node's http.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -43,6 +44,7 @@ let writer: CaptureWriter;
 let range: { start: number; end: number };
 let proxy: RunningProxy;
 let devicePort: number;
+let bundle: Awaited<ReturnType<typeof issueBundle>>;
 
 function startHoldingProxy(breakpoints: {
   instanceId: string;
@@ -64,6 +66,7 @@ function startHoldingProxy(breakpoints: {
 
 interface HeldRow {
   id: string;
+  device_uuid: string;
   phase: string;
   pattern: string;
   method: string;
@@ -166,7 +169,7 @@ beforeAll(async () => {
   range = await findFreePortRange(5);
   writer = database.writer();
   proxy = await startHoldingProxy({ instanceId: 'bp-test-a', holdTimeoutMs: 60_000 });
-  const bundle = await issueBundle(pool, OWNER);
+  bundle = await issueBundle(pool, OWNER);
   const allocated = await fetch(`http://127.0.0.1:${proxy.managementPort}/allocate`, {
     method: 'POST',
     headers: { authorization: basicAuthorization(bundle), 'content-type': 'application/json' },
@@ -541,5 +544,73 @@ describe('pattern changes', () => {
     expect(row?.pattern).toBe('GET 127.0.0.1/fresh/*');
     await resume(row?.id as string, { resolution: 'continue' });
     expect((await pending).status).toBe(200);
+  });
+});
+
+describe('a deleted held row', () => {
+  // Regression (issue 19 audit): only a resume notified the proxy, so a held row deleted over
+  // REST (RLS lets its owner) or with its device left the client waiting for the hold limit
+  // (60 s here). The abort answer well inside it shows the delete released the client.
+  it('answers the client with the abort error at once when the owner deletes the row over REST', async () => {
+    await setDeviceBreakpoints([{ pattern: '127.0.0.1/gone/*' }]);
+    await waitForPattern(proxy, 'request', `${origin()}/gone/x`);
+    const pending = viaProxy(devicePort, `${origin()}/gone/row`);
+    const [row] = await waitHeld('%/gone/row');
+    const deleted = await rest.call(token, 'DELETE', `/breakpoint_events?id=eq.${row?.id}`);
+    expect(deleted).toMatchObject({ status: 200, body: [{ id: Number(row?.id) }] });
+    const deletedAt = performance.now();
+    const answer = await pending;
+    expect(answer.at - deletedAt).toBeLessThan(proxy.breakpoints?.holdTimeoutMs as number);
+    expect(answer.status).toBe(502);
+    expect(answer.headers['x-capture-breakpoint']).toBe('aborted');
+    expect(JSON.parse(answer.body)).toEqual({
+      error: 'breakpoint_aborted',
+      message: `the exchange was aborted at a request breakpoint: its event ${row?.id} was deleted`,
+    });
+    expect(origins.hits.get('/gone/row')).toBeUndefined();
+    expect(proxy.breakpoints?.heldCount).toBe(0);
+    const entry = await entryOf('/gone/row');
+    expect(entry.kind).toBe('error');
+    expect(entry.payload.breakpoints).toEqual([
+      expect.objectContaining({
+        eventId: Number(row?.id),
+        resolution: 'abort',
+        eventDeleted: true,
+      }),
+    ]);
+  });
+
+  it('answers the client with the abort error at once when its device is deleted over REST', async () => {
+    const doomed = 'de000000-0000-4000-8000-0000000b0009';
+    const allocated = await fetch(`http://127.0.0.1:${proxy.managementPort}/allocate`, {
+      method: 'POST',
+      headers: { authorization: basicAuthorization(bundle), 'content-type': 'application/json' },
+      body: JSON.stringify({ uuid: doomed, deviceName: 'doomed phone' }),
+    });
+    expect(allocated.status).toBe(200);
+    const doomedPort = ((await allocated.json()) as { port: number }).port;
+    await database.query(`insert into public.settings_device (device_uuid, data) values ($1, $2)`, [
+      doomed,
+      JSON.stringify({ breakpoints: ['127.0.0.1/gone/*'] }),
+    ]);
+    await until(() => {
+      const target = { method: 'GET', url: new URL(`${origin()}/gone/x`) };
+      return proxy.breakpoints?.match(doomed, 'request', target) ? true : undefined;
+    }, 5000);
+    const pending = viaProxy(doomedPort, `${origin()}/gone/device`);
+    const [row] = await waitHeld('%/gone/device');
+    expect(row?.device_uuid).toBe(doomed);
+    const deleted = await rest.call(token, 'DELETE', `/devices?uuid=eq.${doomed}`);
+    expect(deleted).toMatchObject({ status: 200, body: [{ uuid: doomed }] });
+    const deletedAt = performance.now();
+    expect(await rowById(row?.id as string)).toBeUndefined();
+    const answer = await pending;
+    expect(answer.at - deletedAt).toBeLessThan(proxy.breakpoints?.holdTimeoutMs as number);
+    expect(answer.status).toBe(502);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      error: 'breakpoint_aborted',
+      message: expect.stringContaining(`its event ${row?.id} was deleted`),
+    });
+    expect(origins.hits.get('/gone/device')).toBeUndefined();
   });
 });

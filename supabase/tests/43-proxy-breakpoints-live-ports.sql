@@ -1,10 +1,11 @@
 -- pgTAP (issue 19): breakpoint rows a proxy holds (proxy_instance, closed_by_proxy, which API
 -- callers may not set or change; a modify names only its phase's fields), the notifications the
--- proxy listens to, and ports for devices inserted through the API (from the registered pool,
--- under the /allocate lock, never for SQL inserts, never past the per-account cap).
+-- proxy listens to (a resumed held row, and a deleted one, alone or with its device), and ports for
+-- devices inserted through the API (from the registered pool, under the /allocate lock, never for
+-- SQL inserts, never past the per-account cap).
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(24);
+select plan(31);
 
 \ir helpers/actors.psql
 
@@ -17,7 +18,8 @@ insert into public.breakpoint_events (id, device_uuid, phase, pattern, proxy_ins
   (994301, 'de000000-0000-4000-8000-0000000043a1', 'request', 'x', 'proxy-1'),
   (994302, 'de000000-0000-4000-8000-0000000043a1', 'response', 'x', 'proxy-1'),
   (994303, 'de000000-0000-4000-8000-0000000043a1', 'request', 'x', 'proxy-1'),
-  (994304, 'de000000-0000-4000-8000-0000000043a1', 'request', 'x', 'proxy-1');
+  (994304, 'de000000-0000-4000-8000-0000000043a1', 'request', 'x', 'proxy-1'),
+  (994305, 'de000000-0000-4000-8000-0000000043a1', 'request', 'x', 'proxy-1');
 
 -- Held rows and the proxy's fields
 select is(pg_temp.try_as('a', $$insert into public.breakpoint_events (device_uuid, phase, pattern, proxy_instance)
@@ -54,6 +56,24 @@ select throws_ok($$insert into public.breakpoint_events (device_uuid, phase, pat
 -- Notifications the proxy listens to
 select has_trigger('public', 'breakpoint_events', 'breakpoint_events_notify_resumed',
   'resumes notify proxy_breakpoint_resumed');
+select trigger_is('public', 'breakpoint_events', 'breakpoint_events_notify_deleted',
+  'private', 'notify_breakpoint_deleted', 'deleting a held row notifies proxy_breakpoint_deleted');
+select matches(
+  (select pg_get_triggerdef(t.oid) from pg_trigger t
+   where t.tgname = 'breakpoint_events_notify_deleted'),
+  'AFTER DELETE ON public\.breakpoint_events FOR EACH ROW WHEN \(\(\(old\.resumed_at IS NULL\) AND \(old\.proxy_instance IS NOT NULL\)\)\)',
+  'per row (a device delete names each held row it cascades to), only for rows a proxy holds');
+select matches(prosrc, 'pg_notify\(''proxy_breakpoint_deleted'', old\.id::text \|\| '' '' \|\| old\.proxy_instance\)',
+  'the payload is "<id> <instance>", as for a resume')
+  from pg_proc where oid = 'private.notify_breakpoint_deleted()'::regprocedure;
+select is(pg_temp.try_as('b', 'delete from public.breakpoint_events where id = 994304'), 'ok:0',
+  'another member cannot delete a held row (RLS: no row)');
+select is(pg_temp.try_as('a', 'delete from public.breakpoint_events where id = 994304'), 'ok:1',
+  'the device''s owner deletes a held row (the proxy then aborts its client)');
+select is(pg_temp.try_as('a', $$delete from public.devices where uuid = 'de000000-0000-4000-8000-0000000043a1'$$),
+  'ok:1', 'the owner deletes a device with a held row');
+select is((select count(*)::int from public.breakpoint_events where id between 994301 and 994305), 0,
+  'its breakpoint rows went with it (each firing the row trigger)');
 select has_trigger('public', 'settings_global', 'settings_global_notify_proxy',
   'global settings changes notify the proxy');
 select has_trigger('public', 'settings_device', 'settings_device_notify_proxy',

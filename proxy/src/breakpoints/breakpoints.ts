@@ -3,7 +3,8 @@
 // exchanges held on them. A held exchange is a breakpoint_events row (resumed_at null, the
 // message as captured, proxy_instance = this proxy); it is released when the row is resumed
 // (REST PATCH, the tool server, the dashboard), which this proxy hears by NOTIFY and answers
-// within milliseconds. Limits (docs/proxy.md): a hold lasts at most `holdTimeoutMs`, then the
+// within milliseconds; a held row deleted (alone or with its device) aborts its exchange the same
+// way. Limits (docs/proxy.md): a hold lasts at most `holdTimeoutMs`, then the
 // exchange continues unchanged (closed_by_proxy 'timeout'); at most `maxHeld` exchanges are held
 // at once (beyond, traffic flows unheld and the capture says so); on stop every held client gets
 // 503 and its row is closed (aborted, 'proxy_stopped'); rows of a proxy that died are closed by
@@ -32,7 +33,12 @@ export type ClosedByProxy =
 export type Outcome =
   | { resolution: 'continue'; closedByProxy?: 'timeout' }
   | { resolution: 'modify'; message: Record<string, unknown> }
-  | { resolution: 'abort'; closedByProxy?: ClosedByProxy };
+  | {
+      resolution: 'abort';
+      closedByProxy?: ClosedByProxy;
+      /** The held row was deleted (by its owner, or with its device): nobody to resume it. */
+      eventDeleted?: true;
+    };
 
 /** What the capture records of a breakpoint (payload.breakpoints[]). */
 export interface BreakpointRecord {
@@ -43,6 +49,8 @@ export interface BreakpointRecord {
   resolution: Outcome['resolution'] | null;
   closedByProxy?: ClosedByProxy;
   resumedBy?: string | null;
+  /** The event row was deleted while held: aborted, and the row (eventId) no longer exists. */
+  eventDeleted?: true;
   /** Set when a matching exchange was not held, and why. */
   notHeld?: 'max_held' | 'database_unavailable' | 'body_too_large';
 }
@@ -117,12 +125,15 @@ export class Breakpoints {
     this.holdTimeoutMs = options.holdTimeoutMs ?? DEFAULT_HOLD_TIMEOUT_MS;
     this.maxHeld = options.maxHeld ?? DEFAULT_MAX_HELD;
     options.events.on('proxy_settings_changed', () => void this.reload());
-    options.events.on('proxy_breakpoint_resumed', (payload) => {
-      // "<id> <instance>": another instance's rows are not ours to release.
+    // "<id> <instance>": another instance's rows are not ours to release. A resumed row and a
+    // deleted one are handled alike: the row (or its absence) says how the exchange goes on.
+    const onEnded = (payload: string) => {
       const space = payload.indexOf(' ');
       if (payload.slice(space + 1) !== this.instanceId) return;
-      this.resumed(Number(payload.slice(0, space)));
-    });
+      this.ended(Number(payload.slice(0, space)));
+    };
+    options.events.on('proxy_breakpoint_resumed', onEnded);
+    options.events.on('proxy_breakpoint_deleted', onEnded);
     options.events.onConnected(async () => {
       await Promise.all([this.reload(), this.recheckHolds()]);
     });
@@ -221,7 +232,7 @@ export class Breakpoints {
     } else {
       request.signal.addEventListener('abort', onAbort, { once: true });
     }
-    if (this.earlyResumes.delete(id)) this.resumed(id);
+    if (this.earlyResumes.delete(id)) this.ended(id);
     const { outcome, resumedBy } = await settled;
     request.signal.removeEventListener('abort', onAbort);
     return {
@@ -232,7 +243,9 @@ export class Breakpoints {
         resolution: outcome.resolution,
         ...('closedByProxy' in outcome && outcome.closedByProxy
           ? { closedByProxy: outcome.closedByProxy }
-          : { resumedBy: resumedBy ?? null }),
+          : 'eventDeleted' in outcome && outcome.eventDeleted
+            ? { eventDeleted: true as const }
+            : { resumedBy: resumedBy ?? null }),
       },
     };
   }
@@ -287,8 +300,8 @@ export class Breakpoints {
     this.active = global.length > 0 || [...byDevice.values()].some((list) => list.length > 0);
   }
 
-  /** A row was resumed (NOTIFY): release its exchange if this proxy holds it. */
-  private resumed(id: number): void {
+  /** A row was resumed or deleted (NOTIFY): release its exchange if this proxy holds it. */
+  private ended(id: number): void {
     if (!Number.isSafeInteger(id)) return;
     if (!this.holds.has(id)) {
       // A row of this instance whose insert has not returned its id yet (a fast resumer), or one
@@ -307,11 +320,18 @@ export class Breakpoints {
   private async release(id: number): Promise<void> {
     try {
       const row = await this.eventRow(id);
-      if (row?.resolution) this.settleFromRow(id, row);
+      // A held id's row was committed before it was held, so no row means it was deleted.
+      if (!row) this.settleDeleted(id);
+      else if (row.resolution) this.settleFromRow(id, row);
     } catch (error) {
       // The hold limit or the next reconnection will release it.
       this.logger.warn({ err: error, id }, 'cannot read a resumed breakpoint');
     }
+  }
+
+  /** Its row is gone: nothing can resume it any more, so the exchange is aborted now. */
+  private settleDeleted(id: number): void {
+    this.holds.get(id)?.settle({ resolution: 'abort', eventDeleted: true });
   }
 
   private settleFromRow(id: number, row: EventRow): void {
@@ -368,17 +388,22 @@ export class Breakpoints {
     );
   }
 
-  /** Once LISTEN is up: resumes that happened while nobody listened. */
+  /** Once LISTEN is up: resumes and deletes that happened while nobody listened. */
   private async recheckHolds(): Promise<void> {
     const ids = [...this.holds.keys()];
     if (ids.length === 0) return;
     await this.asService<EventRow & { id: string }>(
       `select id, resolution, modified_message, resumed_by, closed_by_proxy
-       from public.breakpoint_events where id = any ($1::bigint[]) and resumed_at is not null`,
+       from public.breakpoint_events where id = any ($1::bigint[])`,
       [ids],
     ).then(
       ({ rows }) => {
-        for (const row of rows) this.settleFromRow(Number(row.id), row);
+        const present = new Set<number>();
+        for (const row of rows) {
+          present.add(Number(row.id));
+          if (row.resolution) this.settleFromRow(Number(row.id), row);
+        }
+        for (const id of ids) if (!present.has(id)) this.settleDeleted(id);
       },
       (error: unknown) => this.logger.warn({ err: error }, 'cannot re-check held breakpoints'),
     );

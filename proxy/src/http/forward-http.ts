@@ -375,11 +375,14 @@ export function abortAnswer(
       },
     };
   }
+  // A deleted held row is an abort too (nobody can resume it any more); the message says why.
   return {
     status: 502,
     body: {
       error: 'breakpoint_aborted',
-      message: `the exchange was aborted at a ${phase} breakpoint (event ${eventId})`,
+      message: outcome.eventDeleted
+        ? `the exchange was aborted at a ${phase} breakpoint: its event ${eventId} was deleted`
+        : `the exchange was aborted at a ${phase} breakpoint (event ${eventId})`,
     },
   };
 }
