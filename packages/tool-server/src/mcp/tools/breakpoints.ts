@@ -1,6 +1,7 @@
 // Held breakpoints and resuming one: an agent debugging live traffic needs to see what is paused
-// and let it continue (or abort it). Reading needs entries:view, resuming entries:edit; the
-// database stamps who resumed and refuses a second resume (breakpoint_events trigger).
+// and let it continue, modify or abort it. Reading needs entries:view, resuming entries:edit; the
+// database stamps who resumed, refuses a second resume and a modified message naming fields of
+// the other phase (breakpoint_events trigger).
 import { z } from 'zod';
 import { defineTool } from '../tool-definition.ts';
 import { ToolError } from '../tool-error.ts';
@@ -52,16 +53,72 @@ export const listBreakpoints = defineTool({
   },
 });
 
+// A modified message in the shapes the proxy applies (docs/proxy.md "Breakpoints"; the proxy's
+// modified-message.ts): checked here so a malformed edit is the caller's error now, not a 502 the
+// held client gets later. Which keys a phase takes is the database's check (22023, below).
+const HeaderValue = z.string().regex(/^[^\r\n\0]*$/, 'a single-line header value');
+const HeaderName = z
+  .string()
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a header name (RFC 9110 token)');
+const ModifiedHeaders = z
+  .union([
+    z.array(z.tuple([HeaderName, HeaderValue])),
+    z.record(HeaderName, z.union([HeaderValue, z.array(HeaderValue)])),
+  ])
+  .describe('Replaces every header: [[name, value], …] or {name: value | [values]}.');
+const ModifiedBody = z
+  .union([
+    z.string(),
+    z.strictObject({ text: z.string() }),
+    z.strictObject({ base64: z.base64() }),
+    z.null(),
+  ])
+  .describe('A string (UTF-8), {"text": …}, {"base64": …}, or null for an empty body.');
+const ModifiedMessage = z
+  .strictObject({
+    method: z
+      .string()
+      .regex(/^[A-Za-z]{1,20}$/, 'an HTTP method')
+      .optional()
+      .describe('Request phase only.'),
+    url: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Request phase only; may be relative, and stays on the held origin.'),
+    status: z.number().int().min(200).max(599).optional().describe('Response phase only.'),
+    headers: ModifiedHeaders.optional(),
+    body: ModifiedBody.optional(),
+  })
+  .refine((message) => Object.keys(message).length > 0, 'names at least one field')
+  .refine(
+    (message) => message.status === undefined || (!message.method && message.url === undefined),
+    'a request edit takes method, url, headers, body; a response edit status, headers, body',
+  );
+
 export const resumeBreakpoint = defineTool({
   name: 'resume_breakpoint',
   title: 'Resume a held breakpoint',
   description:
-    'Lets a held exchange continue unchanged, or aborts it. A breakpoint is resumed once; the ' +
-    'database records who resumed it.',
-  input: z.object({
-    id: z.number().int().positive().describe('The breakpoint event id (from list_breakpoints).'),
-    resolution: z.enum(['continue', 'abort']).describe('continue: pass it on; abort: drop it.'),
-  }),
+    'Lets a held exchange continue unchanged, continue as modified_message, or aborts it. A ' +
+    'breakpoint is resumed once; the database records who resumed it.',
+  input: z
+    .object({
+      id: z.number().int().positive().describe('The breakpoint event id (from list_breakpoints).'),
+      resolution: z
+        .enum(['continue', 'modify', 'abort'])
+        .describe(
+          'continue: pass it on; modify: pass on modified_message instead; abort: drop it.',
+        ),
+      modified_message: ModifiedMessage.optional().describe(
+        'With modify only. A request breakpoint: method, url, headers, body; a response ' +
+          'breakpoint: status, headers, body. Absent fields stay as held.',
+      ),
+    })
+    .refine((args) => (args.resolution === 'modify') === (args.modified_message !== undefined), {
+      message: 'modified_message is given with resolution modify, and only then',
+      path: ['modified_message'],
+    }),
   output: z.object({ id: z.number().int(), resolution: z.string(), resumed_at: z.string() }),
   annotations: {
     readOnlyHint: false,
@@ -71,15 +128,32 @@ export const resumeBreakpoint = defineTool({
   },
   requires: { section: 'entries', action: 'edit' },
   async run(call, args) {
-    const row = await call.asCaller(async (client) => {
-      const { rows } = await client.query<{ id: number; resolution: string; resumed_at: Date }>(
-        `update public.breakpoint_events set resolution = $2
-          where id = $1 and resumed_at is null
-          returning id::int as id, resolution, resumed_at`,
-        [args.id, args.resolution],
-      );
-      return rows[0];
-    });
+    const row = await call
+      .asCaller(async (client) => {
+        const { rows } = await client.query<{ id: number; resolution: string; resumed_at: Date }>(
+          `update public.breakpoint_events set resolution = $2, modified_message = $3::jsonb
+            where id = $1 and resumed_at is null
+            returning id::int as id, resolution, resumed_at`,
+          [
+            args.id,
+            args.resolution,
+            args.modified_message ? JSON.stringify(args.modified_message) : null,
+          ],
+        );
+        return rows[0];
+      })
+      .catch((error: unknown) => {
+        // The guard trigger's 22023: the message names fields of the other phase (its text says
+        // which the phase takes).
+        if ((error as { code?: unknown }).code === '22023') {
+          throw new ToolError(
+            'invalid_arguments',
+            `modified_message does not fit breakpoint ${args.id}: ${(error as Error).message}.`,
+            { cause: error },
+          );
+        }
+        throw error;
+      });
     if (!row)
       throw new ToolError('not_found', `No held breakpoint ${args.id} that you can resume.`);
     return { ...row, resumed_at: row.resumed_at.toISOString() };
