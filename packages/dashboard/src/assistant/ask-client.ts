@@ -3,13 +3,16 @@
 // deltas) or `error`. Stopping aborts the fetch, which the function sees as the client leaving.
 import { SseParser } from './sse.ts';
 
+/** An `artifact` event: the known fields of a proposal; the function may add others. */
 export type AskArtifact = {
   type: string;
   action?: string;
   title?: string;
+  confirmation?: string;
   confirm_url?: string;
-  request_id?: string;
+  request_id?: number;
   tag_name?: string;
+  [extra: string]: unknown;
 };
 
 export type AskHandlers = {

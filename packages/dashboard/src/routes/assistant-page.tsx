@@ -1,9 +1,11 @@
 // `/assistant`: a chat panel on POST /functions/v1/ask. The answer streams in as it is written,
-// tool labels show what the assistant is doing, artifacts (proposed writes) come with their
-// confirmation link, and Stop ends the question at once. Answers are shown as text, never as HTML.
+// tool labels show what the assistant is doing, artifacts (proposed writes) come with Confirm and
+// Dismiss, and Stop ends the question at once. Answers are shown as text, never as HTML.
 import { type FormEvent, useRef, useState } from 'react';
 import { useAppServices } from '../app-context.tsx';
 import { type AskArtifact, ask } from '../assistant/ask-client.ts';
+import { confirmProposal } from '../assistant/confirm-client.ts';
+import { ProposalCard } from '../assistant/proposal-card.tsx';
 import { Markdown } from '../components/markdown.tsx';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { useSession } from '../session.tsx';
@@ -17,17 +19,6 @@ type Turn = {
   error?: string;
 };
 
-/** A confirmation link must be an http(s) URL; anything else is shown as text only. */
-function safeLink(url: string | undefined): string | null {
-  if (!url) return null;
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed.href : null;
-  } catch {
-    return null;
-  }
-}
-
 function Assistant() {
   const { config, supabase } = useAppServices();
   const session = useSession();
@@ -36,6 +27,34 @@ function Assistant() {
   const controller = useRef<AbortController | null>(null);
   const streaming = turns.at(-1)?.state === 'streaming';
 
+  // The freshest token: supabase-js refreshes it when it is close to expiry.
+  async function accessToken(): Promise<string | null> {
+    const { data } = await supabase.auth.getSession();
+    return (
+      data.session?.access_token ??
+      (session.status === 'signed-in' ? session.session.access_token : null)
+    );
+  }
+
+  async function confirm(confirmation: string) {
+    const token = await accessToken();
+    if (!token)
+      return {
+        kind: 'refused' as const,
+        status: 401,
+        code: 'unauthorized',
+        message: 'You are signed out; sign in again and ask once more.',
+      };
+    return confirmProposal(
+      {
+        supabaseUrl: config.supabaseUrl,
+        apiKey: config.supabasePublishableKey,
+        accessToken: token,
+      },
+      confirmation,
+    );
+  }
+
   const update = (change: (turn: Turn) => Turn) =>
     setTurns((current) => [...current.slice(0, -1), change(current.at(-1) as Turn)]);
 
@@ -43,9 +62,7 @@ function Assistant() {
     event.preventDefault();
     const text = question.trim();
     if (!text || streaming || session.status !== 'signed-in') return;
-    // The freshest token: supabase-js refreshes it when it is close to expiry.
-    const { data } = await supabase.auth.getSession();
-    const token = data.session?.access_token ?? session.session.access_token;
+    const token = (await accessToken()) ?? session.session.access_token;
     const history = turns
       .filter((turn) => turn.state === 'done')
       .flatMap((turn) => [
@@ -123,20 +140,10 @@ function Assistant() {
                 ''
               )}
             </div>
-            {turn.artifacts.map((artifact, artifactIndex) => {
-              const link = safeLink(artifact.confirm_url);
-              return (
-                // biome-ignore lint/suspicious/noArrayIndexKey: artifacts are only appended
-                <div key={artifactIndex} className="notice" data-testid="chat-artifact">
-                  <strong>{artifact.title ?? artifact.action}</strong>{' '}
-                  {link ? (
-                    <a href={link} target="_blank" rel="noopener noreferrer">
-                      Review and confirm
-                    </a>
-                  ) : null}
-                </div>
-              );
-            })}
+            {turn.artifacts.map((artifact, artifactIndex) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: artifacts are only appended
+              <ProposalCard key={artifactIndex} artifact={artifact} confirm={confirm} />
+            ))}
             {turn.state === 'stopped' && <p className="muted">Stopped.</p>}
             {turn.error && (
               <p className="error" role="alert">
