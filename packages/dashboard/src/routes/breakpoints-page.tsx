@@ -1,11 +1,13 @@
 // `/breakpoints`: requests held at a breakpoint (001 §3: held → resumed, once), live over Realtime.
-// Continue, abort or modify go to the database as one PATCH (`resolution`, `modified_message`);
-// the database stamps who and when. Whoever holds the request (the proxy, docs/proxy.md) acts on
+// Continue, abort or modify go to the database as one PATCH (`resolution`, `modified_message` in
+// the shape the database accepts, pre-filled from the held message); the database stamps who and
+// when. Whoever holds the request (the proxy, docs/proxy.md) acts on
 // the resumed row. Without entries:edit the list is read-only.
 import { useEffect, useState } from 'react';
 import { useAccess } from '../access.tsx';
 import { can } from '../access-rules.ts';
 import { useAppServices } from '../app-context.tsx';
+import { editableMessage, MODIFIABLE_KEYS } from '../console/breakpoint-message.ts';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { subscribeTable, useNow } from '../console/live.ts';
 import { formatDuration } from '../console/snapshots.ts';
@@ -28,24 +30,47 @@ type BreakpointEvent = {
 const SELECT =
   'id,device_uuid,request_id,phase,pattern,method,url,message,held_at,resumed_at,resolution,devices(name)';
 
+/** Held rows, oldest first: the ones nearest the proxy's hold limit lead. */
+const HELD_LIMIT = 200;
+const RESUMED_LIMIT = 50;
+
 function useBreakpointEvents() {
   const { supabase } = useAppServices();
-  const [events, setEvents] = useState<BreakpointEvent[]>([]);
+  const [held, setHeld] = useState<BreakpointEvent[]>([]);
+  const [resumed, setResumed] = useState<BreakpointEvent[]>([]);
   const [error, setError] = useState<string | null>(null);
+  const [loaded, setLoaded] = useState(false);
   useEffect(() => {
     let current = true;
-    const read = () =>
-      supabase
-        .from('breakpoint_events')
-        .select(SELECT)
-        .order('id', { ascending: false })
-        .limit(100)
-        .then(({ data, error: readError }) => {
-          if (!current) return;
-          if (readError) setError(readError.message);
-          else setEvents((data ?? []) as unknown as BreakpointEvent[]);
-        });
-    // A new hold or a resume by someone else re-reads the short list (at most 100 rows).
+    // Two reads: every held row (resumed_at is null, the partial index's query), then the recent
+    // resumed ones. One "newest 100" read let a busy device's resumes push an old hold out.
+    const read = async () => {
+      const [heldRead, resumedRead] = await Promise.all([
+        supabase
+          .from('breakpoint_events')
+          .select(SELECT)
+          .is('resumed_at', null)
+          .order('id', { ascending: true })
+          .limit(HELD_LIMIT),
+        supabase
+          .from('breakpoint_events')
+          .select(SELECT)
+          .not('resumed_at', 'is', null)
+          .order('id', { ascending: false })
+          .limit(RESUMED_LIMIT),
+      ]);
+      if (!current) return;
+      const readError = heldRead.error ?? resumedRead.error;
+      if (readError) {
+        setError(readError.message);
+        return;
+      }
+      setError(null);
+      setHeld((heldRead.data ?? []) as unknown as BreakpointEvent[]);
+      setResumed((resumedRead.data ?? []) as unknown as BreakpointEvent[]);
+      setLoaded(true);
+    };
+    // A new hold or a resume by anyone re-reads both short lists.
     const off = subscribeTable(
       supabase,
       { topic: 'breakpoints', table: 'breakpoint_events' },
@@ -58,15 +83,17 @@ function useBreakpointEvents() {
       off();
     };
   }, [supabase]);
-  return { events, error };
+  return { held, resumed, error, loaded };
 }
 
 function HeldEvent(props: { event: BreakpointEvent; editable: boolean; now: number }) {
   const { supabase } = useAppServices();
   const { event } = props;
   const [modifying, setModifying] = useState(false);
-  const [draft, setDraft] = useState(() => JSON.stringify(event.message, null, 2));
+  // The accepted shape (method/url/headers/body or status/headers/body), not the capture's.
+  const [draft, setDraft] = useState(() => JSON.stringify(editableMessage(event), null, 2));
   const [error, setError] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
   async function resume(resolution: 'continue' | 'abort' | 'modify') {
     let modified: unknown = null;
     if (resolution === 'modify') {
@@ -77,10 +104,14 @@ function HeldEvent(props: { event: BreakpointEvent; editable: boolean; now: numb
         return;
       }
     }
+    setSending(true);
+    setError(null);
     const { error: updateError } = await supabase
       .from('breakpoint_events')
       .update({ resolution, ...(resolution === 'modify' ? { modified_message: modified } : {}) })
       .eq('id', event.id);
+    setSending(false);
+    // The database's own words (e.g. which keys a modified request may have).
     if (updateError) setError(updateError.message);
   }
   return (
@@ -99,26 +130,58 @@ function HeldEvent(props: { event: BreakpointEvent; editable: boolean; now: numb
         <summary>Message</summary>
         <pre>{JSON.stringify(event.message, null, 2)}</pre>
       </details>
-      {error && <p className="error">{error}</p>}
+      {error && (
+        <p className="error" role="alert" data-testid="breakpoint-error">
+          {error}
+        </p>
+      )}
       {props.editable && (
         <>
           {modifying && (
-            <label>
-              Modified message (JSON)
-              <textarea
-                className="code-input"
-                rows={8}
-                value={draft}
-                onChange={(change) => setDraft(change.target.value)}
-              />
-            </label>
+            <>
+              <label>
+                Modified message (JSON)
+                <textarea
+                  className="code-input"
+                  rows={12}
+                  value={draft}
+                  onChange={(change) => setDraft(change.target.value)}
+                />
+              </label>
+              <p className="muted" data-testid="modifiable-keys">
+                Allowed keys for a {event.phase}:{' '}
+                {MODIFIABLE_KEYS[event.phase].map((key, index) => (
+                  <span key={key}>
+                    {index > 0 && ', '}
+                    <code>{key}</code>
+                  </span>
+                ))}
+                . A key left out keeps the held value; <code>headers</code> replaces them all;{' '}
+                {event.phase === 'request' && (
+                  <>
+                    <code>url</code> stays on the same scheme, host and port;{' '}
+                  </>
+                )}
+                <code>body</code> is a string, {'{"base64": …}'} or null.
+              </p>
+            </>
           )}
           <div className="actions">
-            <button type="button" className="button--small" onClick={() => resume('continue')}>
+            <button
+              type="button"
+              className="button--small"
+              disabled={sending}
+              onClick={() => resume('continue')}
+            >
               Resume
             </button>
             {modifying ? (
-              <button type="button" className="button--small" onClick={() => resume('modify')}>
+              <button
+                type="button"
+                className="button--small"
+                disabled={sending}
+                onClick={() => resume('modify')}
+              >
                 Send modified
               </button>
             ) : (
@@ -133,6 +196,7 @@ function HeldEvent(props: { event: BreakpointEvent; editable: boolean; now: numb
             <button
               type="button"
               className="button--small button--secondary"
+              disabled={sending}
               onClick={() => resume('abort')}
             >
               Abort
@@ -147,21 +211,23 @@ function HeldEvent(props: { event: BreakpointEvent; editable: boolean; now: numb
 function Breakpoints() {
   const access = useAccess();
   const editable = can(access, 'entries', 'edit');
-  const { events, error } = useBreakpointEvents();
+  const { held, resumed: done, error, loaded } = useBreakpointEvents();
   const now = useNow();
-  const held = events.filter((event) => !event.resumed_at);
-  const done = events.filter((event) => event.resumed_at);
   return (
     <>
       <h1>Breakpoints</h1>
       {error && <p className="error">{error}</p>}
       <h2>Held ({held.length})</h2>
-      {held.length === 0 ? (
+      {!loaded ? (
+        <p className="muted" data-testid="held-loading">
+          Loading…
+        </p>
+      ) : held.length === 0 ? (
         <p className="muted" data-testid="no-held">
           Nothing is held.
         </p>
       ) : (
-        <ul className="plain-list">
+        <ul className="plain-list" data-testid="held-list">
           {held.map((event) => (
             <HeldEvent key={event.id} event={event} editable={editable} now={now} />
           ))}
