@@ -1,6 +1,6 @@
 // The captures listing: filters, search and keyset paging through the search RPCs
 // (`entries_filtered_list` / `entries_filtered_count`, and `inspect_entries` when a method,
-// status class or time window is set: the only RPC that takes them). Both list newest first and
+// status class or time window is set: the only RPC that takes them, and not with a workspace). Both list newest first and
 // page by `before_id`, so page N costs what page 1 costs (docs/data-model.md, 1M rows).
 import type { SupabaseClient } from '@supabase/supabase-js';
 import { type CaptureSummary, SUMMARY_COLUMNS } from './capture-types.ts';
@@ -29,6 +29,17 @@ export const EMPTY_FILTERS: CaptureFilters = {
 
 export const PAGE_SIZE = 50;
 
+/**
+ * The filters the list can apply, which the count and the live tail then use too. A workspace is
+ * listed by `entries_filtered_list` only, which takes no method, status class or time window; so
+ * with a workspace those are dropped everywhere (the page disables them and says so), rather than
+ * counted but not listed.
+ */
+export function applicableFilters(filters: CaptureFilters): CaptureFilters {
+  if (!filters.workspace) return filters;
+  return { ...filters, method: '', statusClass: '', from: '', to: '' };
+}
+
 function needsInspect(filters: CaptureFilters): boolean {
   return !!(filters.method || filters.statusClass || filters.from || filters.to);
 }
@@ -43,10 +54,11 @@ function common(filters: CaptureFilters) {
 
 export async function listCaptures(
   supabase: SupabaseClient,
-  filters: CaptureFilters,
+  requested: CaptureFilters,
   beforeId: number | null,
 ): Promise<CaptureSummary[]> {
-  if (needsInspect(filters) && !filters.workspace) {
+  const filters = applicableFilters(requested);
+  if (needsInspect(filters)) {
     const { data, error } = await supabase.rpc('inspect_entries', {
       ...common(filters),
       methods: filters.method ? [filters.method] : null,
@@ -80,9 +92,10 @@ export type CaptureCount = { count: number; exact: boolean };
  */
 export async function countCaptures(
   supabase: SupabaseClient,
-  filters: CaptureFilters,
+  requested: CaptureFilters,
   exact = false,
 ): Promise<CaptureCount> {
+  const filters = applicableFilters(requested);
   const { data, error } = await supabase.rpc('entries_count', {
     ...common(filters),
     target_workspace: filters.workspace || null,

@@ -6,6 +6,7 @@
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { useAppServices } from '../app-context.tsx';
 import {
+  applicableFilters,
   type CaptureCount,
   type CaptureFilters,
   countCaptures,
@@ -70,7 +71,12 @@ function Captures() {
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<string | null>(null);
   const [live, setLive] = useState(true);
-  const [channel, setChannel] = useState<ChannelState>('connecting');
+  // The tail's state with the device whose channel it is: after a device change the old
+  // channel's "live" does not count, so the badge says Live only once the new channel joined.
+  const [tail, setTail] = useState<{ device: string; state: ChannelState }>({
+    device: '',
+    state: 'connecting',
+  });
   const [selected, setSelected] = useState<CaptureSummary | null>(null);
   const [checked, setChecked] = useState<Set<number>>(new Set());
   const [exporting, setExporting] = useState(false);
@@ -108,13 +114,12 @@ function Captures() {
 
   // The live tail, on the device's own channel when one device is chosen.
   useEffect(() => {
-    if (!live) {
-      setChannel('connecting');
-      return;
-    }
-    return subscribeLiveTail(
+    if (!live) return;
+    const device = filters.device;
+    let active = true;
+    const unsubscribe = subscribeLiveTail(
       supabase,
-      filters.device,
+      device,
       (arrivals) => {
         const matching = arrivals.filter((row) => matchesFilters(row, filtersRef.current));
         if (matching.length === 0) return;
@@ -124,9 +129,16 @@ function Captures() {
           value?.exact ? { count: value.count + matching.length, exact: true } : value,
         );
       },
-      setChannel,
+      // A channel already removed may still report; only the current one sets the badge.
+      (state) => active && setTail({ device, state }),
     );
+    return () => {
+      active = false;
+      setTail({ device, state: 'connecting' });
+      unsubscribe();
+    };
   }, [supabase, live, filters.device]);
+  const channel: ChannelState = tail.device === filters.device ? tail.state : 'connecting';
 
   const loadOlder = useCallback(async () => {
     const last = rows.at(-1);
@@ -221,6 +233,11 @@ function Captures() {
     uuid ? (devices.find((device) => device.uuid === uuid)?.name ?? uuid.slice(0, 8)) : 'proxy';
   const set = (key: keyof CaptureFilters) => (event: { target: { value: string } }) =>
     setDraft((current) => ({ ...current, [key]: event.target.value }));
+  // A workspace is listed without method, status or time filters (capture-query.ts): choosing one
+  // clears them and the page says so, instead of counting rows it does not list.
+  const chooseWorkspace = (event: { target: { value: string } }) =>
+    setDraft((current) => applicableFilters({ ...current, workspace: event.target.value }));
+  const inWorkspace = !!draft.workspace;
 
   return (
     <>
@@ -254,7 +271,7 @@ function Captures() {
         </label>
         <label>
           Method
-          <select value={draft.method} onChange={set('method')}>
+          <select value={draft.method} onChange={set('method')} disabled={inWorkspace}>
             <option value="">Any</option>
             {METHODS.map((method) => (
               <option key={method}>{method}</option>
@@ -263,7 +280,7 @@ function Captures() {
         </label>
         <label>
           Status
-          <select value={draft.statusClass} onChange={set('statusClass')}>
+          <select value={draft.statusClass} onChange={set('statusClass')} disabled={inWorkspace}>
             <option value="">Any</option>
             {[1, 2, 3, 4, 5].map((value) => (
               <option key={value} value={String(value)}>
@@ -274,19 +291,25 @@ function Captures() {
         </label>
         <label>
           From
-          <input type="datetime-local" value={draft.from} onChange={set('from')} />
+          <input
+            type="datetime-local"
+            value={draft.from}
+            onChange={set('from')}
+            disabled={inWorkspace}
+          />
         </label>
         <label>
           To
-          <input type="datetime-local" value={draft.to} onChange={set('to')} />
+          <input
+            type="datetime-local"
+            value={draft.to}
+            onChange={set('to')}
+            disabled={inWorkspace}
+          />
         </label>
         <label>
           Workspace
-          <select
-            value={draft.workspace}
-            onChange={set('workspace')}
-            data-testid="filter-workspace"
-          >
+          <select value={draft.workspace} onChange={chooseWorkspace} data-testid="filter-workspace">
             <option value="">None</option>
             {workspaces.map((workspace) => (
               <option key={workspace.id} value={workspace.id}>
@@ -296,6 +319,12 @@ function Captures() {
           </select>
         </label>
         <button type="submit">Apply</button>
+        {inWorkspace && (
+          <p className="muted" data-testid="workspace-filter-note">
+            In a workspace, only search, device and host filter the list: method, status and time
+            are off.
+          </p>
+        )}
       </form>
       <div className="actions">
         <label className="checkbox">
