@@ -23,16 +23,50 @@ const database = setUpDatabase(() => dashboard().stack);
 
 const ALL_PAGES = ['overview', 'devices', 'captures', 'breakpoints', 'assistant', 'access'];
 
+// seedHold: the seed's held breakpoint (on the member's Pixel 8) is readable by its owner and
+// the admin (RLS on breakpoint_events), with Resume for entries:edit; adminAccess: the roles
+// section of Access (admin with users:view).
 const EXPECTED: Record<
   Role,
-  { pages: string[]; stats: boolean; status: boolean; addDevice: boolean }
+  {
+    pages: string[];
+    stats: boolean;
+    status: boolean;
+    addDevice: boolean;
+    seedHold: boolean;
+    adminAccess: boolean;
+  }
 > = {
-  admin: { pages: ALL_PAGES, stats: true, status: true, addDevice: true },
+  admin: {
+    pages: ALL_PAGES,
+    stats: true,
+    status: true,
+    addDevice: true,
+    seedHold: true,
+    adminAccess: true,
+  },
   // member: devices and entries view+edit, no stats or status (docs/feeds.md)
-  user: { pages: ALL_PAGES, stats: false, status: false, addDevice: true },
-  // viewer: view only, plus stats and status
-  viewer: { pages: ALL_PAGES, stats: true, status: true, addDevice: false },
+  user: {
+    pages: ALL_PAGES,
+    stats: false,
+    status: false,
+    addDevice: true,
+    seedHold: true,
+    adminAccess: false,
+  },
+  // viewer: view only, plus stats and status; owns none of the seed's held devices
+  viewer: {
+    pages: ALL_PAGES,
+    stats: true,
+    status: true,
+    addDevice: false,
+    seedHold: false,
+    adminAccess: false,
+  },
 };
+
+/** supabase/seed.sql: the held breakpoint's URL. */
+const SEED_HOLD_URL = 'https://api.shop.example/v1/checkout';
 
 async function navIds(page: import('playwright-core').Page): Promise<string[]> {
   const ids = await page
@@ -61,6 +95,25 @@ describe('what each role sees', () => {
       expect(await page.getByRole('button', { name: 'Add device' }).count()).toBe(
         expected.addDevice ? 1 : 0,
       );
+
+      await page.getByTestId('nav-breakpoints').click();
+      await page.waitForURL((url) => url.pathname === '/breakpoints');
+      const seedHold = page.locator('[data-testid="held-breakpoint"]', { hasText: SEED_HOLD_URL });
+      if (expected.seedHold) {
+        await seedHold.waitFor();
+        expect(await seedHold.getByRole('button', { name: 'Resume' }).count()).toBe(1);
+      } else {
+        // The list has loaded (not the loading line) and holds nothing this role may read.
+        await page.getByTestId('no-held').waitFor();
+        expect(await seedHold.count()).toBe(0);
+      }
+
+      await page.getByTestId('nav-access').click();
+      await page.waitForURL((url) => url.pathname === '/access');
+      await page.getByTestId('grants-section').waitFor();
+      if (expected.adminAccess) await page.getByTestId('admin-users-section').waitFor();
+      else expect(await page.getByTestId('admin-users-section').count()).toBe(0);
+      expect(await page.locator('.error').count()).toBe(0);
       expect(errors).toEqual([]);
       expect(cspViolations).toEqual([]);
     });

@@ -1,8 +1,9 @@
 // The console's traffic pages in Chromium against a started stack whose proxy may reach loopback
 // origins (and nothing else): adding a device and the PAC URL a second Chromium then uses, rename,
 // the CA download, the live tail within a second, the request view and copy as curl, HAR export
-// checked by a HAR parser, search and keyset paging, breakpoints resumed over REST, the assistant
-// streaming from the OpenAI-compatible double, and a revoked grant whose token stops working.
+// checked by a HAR parser, search and keyset paging, breakpoints resumed, modified and aborted on
+// the page, the assistant streaming from the OpenAI-compatible double and a proposed write
+// confirmed once, and a revoked grant whose token stops working.
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -33,6 +34,8 @@ declare const MutationObserver: any;
 
 /** supabase/seed.sql: the member's Pixel 8. */
 const MEMBER_DEVICE = 'd0000000-0000-4000-8000-000000000001';
+/** supabase/seed.sql: the viewer's own phone. */
+const VIEWER_DEVICE = 'd0000000-0000-4000-8000-000000000006';
 
 // Before the stack: its ask function is pointed at this double.
 const stub = new ResponsesStub();
@@ -58,11 +61,13 @@ const dashboard = setUpDashboardStack(() => ({
 const browsers = setUpBrowser();
 const database = setUpDatabase(() => dashboard().stack);
 
-// An origin on loopback answering JSON with the path it saw.
+// An origin on loopback answering JSON with the path it saw, and noting each request it got.
 let origin: http.Server;
 let originPort = 0;
+const originSeen: { path: string; headers: http.IncomingHttpHeaders }[] = [];
 beforeAll(async () => {
   origin = http.createServer((request, response) => {
+    originSeen.push({ path: request.url ?? '', headers: request.headers });
     const body = JSON.stringify({ path: request.url, method: request.method, ok: true });
     response.writeHead(request.url?.includes('/fail') ? 503 : 200, {
       'content-type': 'application/json',
@@ -99,8 +104,8 @@ async function allocate(
 }
 
 /** One request through a device port to the loopback origin, as the device would send it. */
-function sendThroughPort(port: number, path: string, headers: Record<string, string> = {}) {
-  return new Promise<number>((resolve, reject) => {
+function requestThroughPort(port: number, path: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
     const request = http.request({
       host: '127.0.0.1',
       port,
@@ -110,12 +115,22 @@ function sendThroughPort(port: number, path: string, headers: Record<string, str
       agent: false,
     });
     request.on('response', (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+        }),
+      );
     });
     request.on('error', reject);
     request.end();
   });
+}
+
+async function sendThroughPort(port: number, path: string, headers: Record<string, string> = {}) {
+  return (await requestThroughPort(port, path, headers)).status;
 }
 
 type DeviceUnderTest = {
@@ -253,9 +268,28 @@ describe('captures', () => {
     const { page } = await browsers.openPage();
     const errors = collectErrors(page);
     await signInAs(page, dashboard().dashboardUrl, 'user', '/captures');
+    // The tail of all devices first; then the device's own channel must be joined anew.
+    await expect.poll(() => page.getByTestId('tail-state').getAttribute('data-state')).toBe('live');
+    // Every state the badge shows from here on, in order (regression: it kept the old channel's
+    // "Live" while the device's channel was still joining).
+    await page.evaluate(() => {
+      const badge = document.querySelector('[data-testid="tail-state"]');
+      const shown: string[] = [];
+      (window as unknown as { badgeShown: string[] }).badgeShown = shown;
+      new MutationObserver(() => {
+        const state = `${badge.getAttribute('data-state')}|${badge.textContent}`;
+        if (shown.at(-1) !== state) shown.push(state);
+      }).observe(badge, { subtree: true, attributes: true, childList: true, characterData: true });
+    });
     await page.getByTestId('filter-device').selectOption(device.uuid);
     await page.getByRole('button', { name: 'Apply' }).click();
-    await expect.poll(() => page.getByTestId('tail-state').getAttribute('data-state')).toBe('live');
+    const liveOnDevice = `live|Live on device:${device.uuid.slice(0, 8)}`;
+    const badgeShown = () =>
+      page.evaluate(() => (window as unknown as { badgeShown: string[] }).badgeShown);
+    await expect
+      .poll(async () => (await badgeShown()).at(-1), { timeout: 10_000 })
+      .toBe(liveOnDevice);
+    expect((await badgeShown())[0]).toBe('connecting|connecting');
     const marker = `tail-${Date.now()}`;
     // The page notes when the row appears, by its own clock (same machine as ours).
     await page.evaluate((text) => {
@@ -439,48 +473,53 @@ describe('breakpoints', () => {
     expect(await held.count()).toBe(0);
   });
 
-  it('holds a live request at a breakpoint; Resume on the page lets it finish', async () => {
+  /**
+   * Sets a request breakpoint for `marker` on the test device and sends requests through its port,
+   * one at a time, until the proxy holds one; returns that request's answer and the held row.
+   * The hold is judged by the proxy's row rather than by the page, so a loaded machine's slower
+   * page cannot pass a held request by (patterns reach the proxy within about a second,
+   * proxy/test/breakpoints.test.ts times it).
+   */
+  async function holdRequestAtBreakpoint(marker: string) {
     if (!device) throw new Error('needs the device of the first test');
     const member = await clientAs(dashboard().stack, 'user');
-    const marker = `bp-${Date.now()}`;
     // The proxy reloads patterns on the settings change (docs/proxy.md "Breakpoints").
     const { error } = await member.from('settings_device').upsert({
       device_uuid: device.uuid,
       data: { breakpoints: [{ pattern: `127.0.0.1/${marker}*`, phase: 'request' }] },
     });
     expect(error).toBeNull();
-    const { page } = await browsers.openPage();
-    await signInAs(page, dashboard().dashboardUrl, 'user', '/breakpoints');
-    await page.getByRole('heading', { name: /Held/ }).waitFor();
-    const held = page.locator('[data-testid="held-breakpoint"]', { hasText: marker });
-    // Patterns reach the proxy within about a second (proxy/test/breakpoints.test.ts times it):
-    // send until one request is held, judged by the proxy's row rather than by the page, so a
-    // loaded machine's slower page cannot pass a held request by. Then the page must show it.
     const heldRow = async () =>
       (
         await database().query(
-          `select 1 from public.breakpoint_events where url like $1 and resumed_at is null`,
+          `select id from public.breakpoint_events where url like $1 and resumed_at is null`,
           [`%/${marker}%`],
         )
-      ).rowCount ?? 0;
+      ).rows[0] as { id: number } | undefined;
     // One request out at a time: the next is sent only once the last was answered unheld.
-    let answer: Promise<number> | undefined;
     const deadline = Date.now() + 20_000;
-    while (!answer && Date.now() < deadline) {
-      const sent = sendThroughPort(device.port, `/${marker}`);
+    while (Date.now() < deadline) {
+      const sent = requestThroughPort(device.port, `/${marker}`);
       let answered = false;
       void sent.then(() => {
         answered = true;
       });
       while (!answered && Date.now() < deadline) {
-        if ((await heldRow()) > 0) {
-          answer = sent;
-          break;
-        }
+        const row = await heldRow();
+        if (row) return { answer: sent, eventId: Number(row.id) };
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
-    if (!answer) throw new Error('no request was held');
+    throw new Error('no request was held');
+  }
+
+  it('holds a live request at a breakpoint; Resume on the page lets it finish', async () => {
+    const marker = `bp-${Date.now()}`;
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/breakpoints');
+    await page.getByRole('heading', { name: /Held/ }).waitFor();
+    const held = page.locator('[data-testid="held-breakpoint"]', { hasText: marker });
+    const { answer } = await holdRequestAtBreakpoint(marker);
     await held.waitFor({ timeout: 5000 });
     let finished = false;
     void answer.then(() => {
@@ -489,15 +528,138 @@ describe('breakpoints', () => {
     await page.waitForTimeout(300);
     expect(finished).toBe(false);
     await held.getByRole('button', { name: 'Resume' }).click();
-    expect(await answer).toBe(200);
+    expect((await answer).status).toBe(200);
     await expect.poll(() => held.count(), { timeout: 3000 }).toBe(0);
   });
 
-  it('gives a viewer the list without the buttons', async () => {
+  it('modifies a live held request on the page: the editor offers the accepted keys, a refused edit shows the database message, and the origin gets the edit', async () => {
+    const marker = `bp-mod-${Date.now()}`;
     const { page } = await browsers.openPage();
-    await signInAs(page, dashboard().dashboardUrl, 'viewer', '/breakpoints');
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/breakpoints');
     await page.getByRole('heading', { name: /Held/ }).waitFor();
-    expect(await page.getByRole('button', { name: 'Resume' }).count()).toBe(0);
+    const held = page.locator('[data-testid="held-breakpoint"]', { hasText: marker });
+    const { answer } = await holdRequestAtBreakpoint(marker);
+    await held.waitFor({ timeout: 5000 });
+    await held.getByRole('button', { name: 'Modify' }).click();
+    expect(await held.getByTestId('modifiable-keys').textContent()).toContain(
+      'method, url, headers, body',
+    );
+    // Regression: the editor held the captured message (scheme, host, requestHeaders, …), which
+    // the database refuses; now it holds the accepted shape with the held values.
+    const editor = held.getByLabel('Modified message (JSON)');
+    const draft = JSON.parse(await editor.inputValue()) as {
+      method: string;
+      url: string;
+      headers: [string, string][];
+    };
+    expect(Object.keys(draft).sort()).toEqual(['headers', 'method', 'url']);
+    expect(draft.url).toBe(`http://127.0.0.1:${originPort}/${marker}`);
+    expect(draft.headers).toContainEqual(['x-dashboard-test', 'yes']);
+
+    // A key the database does not accept: refused, its message shown, the request still held.
+    await editor.fill(JSON.stringify({ ...draft, path: '/elsewhere' }));
+    await held.getByRole('button', { name: 'Send modified' }).click();
+    await expect
+      .poll(() => held.getByTestId('breakpoint-error').textContent(), { timeout: 5000 })
+      .toContain('modified_message of a request breakpoint is an object with only');
+
+    const edited = {
+      ...draft,
+      url: draft.url.replace(marker, `${marker}-edited`),
+      headers: [...draft.headers, ['x-edited', 'on the page']],
+    };
+    await editor.fill(JSON.stringify(edited, null, 2));
+    await held.getByRole('button', { name: 'Send modified' }).click();
+    expect((await answer).status).toBe(200);
+    const seen = originSeen.find((request) => request.path === `/${marker}-edited`);
+    expect(seen?.headers['x-edited']).toBe('on the page');
+    const { rows } = await database().query(
+      `select resolution, modified_message->>'url' as url from public.breakpoint_events
+        where url like $1 and resolution is not null`,
+      [`%/${marker}`],
+    );
+    expect(rows).toEqual([{ resolution: 'modify', url: edited.url }]);
+  });
+
+  it("aborts a live held request on the page: the client gets the proxy's error", async () => {
+    const marker = `bp-abort-${Date.now()}`;
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/breakpoints');
+    await page.getByRole('heading', { name: /Held/ }).waitFor();
+    const held = page.locator('[data-testid="held-breakpoint"]', { hasText: marker });
+    const { answer, eventId } = await holdRequestAtBreakpoint(marker);
+    await held.waitFor({ timeout: 5000 });
+    await held.getByRole('button', { name: 'Abort' }).click();
+    const { status, body } = await answer;
+    expect(status).toBe(502);
+    const refusal = JSON.parse(body) as { error: string; message: string };
+    expect(refusal.error).toBe('breakpoint_aborted');
+    expect(refusal.message).toContain(`(event ${eventId})`);
+    const { rows } = await database().query(
+      'select resolution, resumed_by from public.breakpoint_events where id = $1',
+      [eventId],
+    );
+    expect(rows[0]).toEqual({ resolution: 'abort', resumed_by: DEMO_USER_IDS.user });
+  });
+
+  it('keeps an old held request listed when more than 100 newer events were resumed', async () => {
+    if (!device) throw new Error('needs the device of the first test');
+    const url = `https://api.example.test/old-hold-${Date.now()}`;
+    const { rows } = await database().query(
+      `insert into public.breakpoint_events (device_uuid, phase, pattern, method, url, message)
+       values ($1, 'request', 'api.example.test/*', 'GET', $2, '{}') returning id`,
+      [device.uuid, url],
+    );
+    const id = Number(rows[0].id);
+    // Regression: the page read the newest 100 events and kept the held ones, so 120 resumes
+    // after this hold pushed it off the page while the proxy still held it.
+    await database().query(
+      `insert into public.breakpoint_events
+         (device_uuid, phase, pattern, method, url, message, resumed_at, resolution)
+       select $1, 'request', 'api.example.test/*', 'GET', $2 || '/' || n, '{}', now(), 'continue'
+       from generate_series(1, 120) n`,
+      [device.uuid, `${url}-later`],
+    );
+    try {
+      const { page } = await browsers.openPage();
+      await signInAs(page, dashboard().dashboardUrl, 'user', '/breakpoints');
+      await page.locator(`[data-testid="held-breakpoint"][data-id="${id}"]`).waitFor();
+      // The recent resumed ones are still listed beside it, bounded.
+      const resumed = page.locator('[data-testid="resumed-breakpoints"] tbody tr');
+      await expect.poll(() => resumed.count()).toBe(50);
+    } finally {
+      await database().query(
+        `update public.breakpoint_events set resolution = 'abort' where id = $1`,
+        [id],
+      );
+    }
+  });
+
+  it('gives a viewer a held request of their own device without Resume, Modify or Abort', async () => {
+    // supabase/seed.sql: the viewer owns this device and holds entries:view (RLS lets them read
+    // its breakpoint events) but not entries:edit.
+    const url = `https://api.example.test/viewer-hold-${Date.now()}`;
+    const { rows } = await database().query(
+      `insert into public.breakpoint_events (device_uuid, phase, pattern, method, url, message)
+       values ($1, 'request', 'api.example.test/*', 'POST', $2, '{}') returning id`,
+      [VIEWER_DEVICE, url],
+    );
+    const id = Number(rows[0].id);
+    try {
+      const { page } = await browsers.openPage();
+      await signInAs(page, dashboard().dashboardUrl, 'viewer', '/breakpoints');
+      const held = page.locator(`[data-testid="held-breakpoint"][data-id="${id}"]`);
+      await held.waitFor();
+      expect(await held.textContent()).toContain(url);
+      expect(await held.getByRole('button').count()).toBe(0);
+      for (const name of ['Resume', 'Modify', 'Send modified', 'Abort'])
+        expect(await page.getByRole('button', { name }).count()).toBe(0);
+    } finally {
+      await database().query(
+        `update public.breakpoint_events set resolution = 'abort' where id = $1`,
+        [id],
+      );
+    }
   });
 });
 
@@ -543,6 +705,101 @@ describe('assistant', () => {
     await expect.poll(() => stub.requests.at(-1)?.closedEarly, { timeout: 5000 }).toBe(true);
     // An aborted fetch is not a console error.
     expect(errors).toEqual([]);
+  });
+});
+
+describe('assistant writes', () => {
+  it('confirms a proposed tag once with Confirm; a replayed proposal says already applied; Dismiss sends nothing', async () => {
+    const { page } = await browsers.openPage();
+    const errors = collectErrors(page);
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/assistant');
+    const confirmPosts: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().endsWith('/functions/v1/ask/confirm'))
+        confirmPosts.push(request.postData() ?? '');
+    });
+    const { rows } = await database().query(
+      'select id from public.entries where device_uuid = $1 order by id desc limit 1',
+      [MEMBER_DEVICE],
+    );
+    const entry = Number(rows[0].id);
+    const tagName = `confirmed-${Date.now()}`;
+    const callId = `call_confirm_${Date.now()}`;
+    const propose = async (question: string, tag: string, call = callId) => {
+      stub.reset();
+      stub.enqueue(
+        () => ({
+          events: toolTurn([
+            {
+              name: 'propose_tag_request',
+              arguments: { request_id: entry, tag_name: tag },
+              call_id: call,
+            },
+          ]),
+        }),
+        () => ({ events: textTurn('Proposed; it awaits your confirmation.') }),
+      );
+      await page.getByLabel('Question').fill(question);
+      await page.getByRole('button', { name: 'Ask' }).click();
+      const turn = page.getByTestId('chat-turn').last();
+      await expect.poll(() => turn.getAttribute('data-state'), { timeout: 15_000 }).toBe('done');
+      return turn.getByTestId('chat-artifact');
+    };
+    const tagRows = async () =>
+      Number(
+        (
+          await database().query(
+            `select count(*) from public.entry_tags et join public.tags t on t.id = et.tag_id
+              where t.name = $1 and et.entry_id = $2`,
+            [tagName, entry],
+          )
+        ).rows[0].count,
+      );
+
+    const artifact = await propose(`Tag request ${entry} as ${tagName}`, tagName);
+    expect(await artifact.textContent()).toContain(`Tag request ${entry} as "${tagName}"`);
+    expect(await tagRows()).toBe(0);
+    // Pressed twice in a row: one POST, one row.
+    await artifact.getByRole('button', { name: 'Confirm' }).dblclick();
+    await expect
+      .poll(() => artifact.getAttribute('data-outcome'), { timeout: 10_000 })
+      .toBe('applied');
+    expect(await artifact.getByTestId('artifact-outcome').textContent()).toBe(
+      `Applied: request ${entry} is tagged "${tagName}".`,
+    );
+    expect(await artifact.getByRole('button').count()).toBe(0);
+    expect(confirmPosts).toHaveLength(1);
+    expect(Object.keys(JSON.parse(confirmPosts[0] as string))).toEqual(['confirmation']);
+    expect(await tagRows()).toBe(1);
+
+    // The same tool call again hands out the same proposal (call_id idempotence): confirming it
+    // is a replay, which the page reports and the database does not apply.
+    const replay = await propose(`Tag request ${entry} as ${tagName} again`, tagName);
+    await replay.getByRole('button', { name: 'Confirm' }).click();
+    await expect
+      .poll(() => replay.getAttribute('data-outcome'), { timeout: 10_000 })
+      .toBe('already_applied');
+    expect(await replay.getByTestId('artifact-outcome').textContent()).toContain('Already applied');
+    expect(await tagRows()).toBe(1);
+
+    // Dismiss: nothing is sent, nothing is written.
+    const other = `dismissed-${Date.now()}`;
+    const dismissed = await propose(`Tag request ${entry} as ${other}`, other, `${callId}_other`);
+    await dismissed.getByRole('button', { name: 'Dismiss' }).click();
+    expect(await dismissed.getAttribute('data-step')).toBe('dismissed');
+    expect(await dismissed.getByRole('button').count()).toBe(0);
+    expect(confirmPosts).toHaveLength(2);
+    expect(
+      (await database().query('select 1 from public.tags where name = $1', [other])).rowCount,
+    ).toBe(0);
+
+    // After a reload the conversation (and its proposals) is gone; still one row.
+    await page.reload();
+    await page.getByLabel('Question').waitFor();
+    expect(await page.getByTestId('chat-artifact').count()).toBe(0);
+    expect(await tagRows()).toBe(1);
+    // Chromium logs the expected 409 of the replay as a failed resource; nothing else.
+    expect(errors.filter((error) => !error.includes('status of 409'))).toEqual([]);
   });
 });
 
