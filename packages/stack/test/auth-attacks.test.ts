@@ -201,6 +201,42 @@ describe('guessing e-mail codes', () => {
     expect(signedIn.body.access_token).toBeTruthy();
   });
 
+  it('checks no more than five typed codes per issued code, even sent all at once', async () => {
+    const service = authService();
+    const email = uniqueEmail('parallel');
+    expect((await service.call('POST', '/otp', { email }, OWNER)).status).toBe(200);
+    const code = service.lastCode(email)?.otp as string;
+    // Twenty guesses in flight together, the right code among the last: each used to be checked
+    // against the count as it stood before any answer, so all twenty were tried.
+    const guesses = Array.from({ length: 20 }, (_, i) =>
+      i === 15 ? code : wrongCode(code, i + 1),
+    );
+    const answers = await Promise.all(
+      guesses.map((token, i) =>
+        service.call('POST', '/verify', { type: 'email', email, token }, `203.0.113.${150 + i}`),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(403));
+    expect(answers[15]?.body.access_token).toBeUndefined();
+    // The code is burned: the right one alone is refused too, until a new code is sent.
+    const right = await service.call(
+      'POST',
+      '/verify',
+      { type: 'email', email, token: code },
+      OWNER,
+    );
+    expect(right).toMatchObject({ status: 403, body: { error_code: 'otp_expired' } });
+    expect((await service.call('POST', '/otp', { email }, OWNER)).status).toBe(200);
+    const fresh = service.lastCode(email)?.otp as string;
+    const signedIn = await service.call(
+      'POST',
+      '/verify',
+      { type: 'email', email, token: fresh },
+      OWNER,
+    );
+    expect(signedIn.status).toBe(200);
+  });
+
   it('limits typed codes per account across addresses (token_verifications, burst 30)', async () => {
     const service = authService();
     const email = uniqueEmail('per-account');

@@ -27,18 +27,34 @@ export class CodeGuard {
     if (!result.allowed) throw authErrors.overRequestRateLimit(result.retryAfterSeconds);
   }
 
-  /** Counts a wrong code; true when the account's outstanding code must now be burned. */
-  wrongCode(email: string): boolean {
+  /**
+   * Counts a typed code before it is checked, so guesses sent in parallel cannot all pass the
+   * count while the database answers the first (each would otherwise see the same old count).
+   * False once the account's tries are used up: its code is burned, and the try is refused
+   * unchecked until a new code is issued (`reset`).
+   */
+  startTry(email: string): boolean {
     const count = (this.wrong.get(email) ?? 0) + 1;
+    if (count > this.guards.wrongCodesBeforeBurn) return false;
     this.wrong.delete(email);
-    if (count >= this.guards.wrongCodesBeforeBurn) return true;
     this.wrong.set(email, count);
     while (this.wrong.size > MAX_ENTRIES) {
       const oldest = this.wrong.keys().next().value;
       if (oldest === undefined) break;
       this.wrong.delete(oldest);
     }
-    return false;
+    return true;
+  }
+
+  /** A counted try was wrong: true when it was the last one, so the code must now be burned. */
+  wasLastTry(email: string): boolean {
+    return (this.wrong.get(email) ?? 0) >= this.guards.wrongCodesBeforeBurn;
+  }
+
+  /** A counted try could not be checked (a fault, not a wrong code): it is given back. */
+  giveBack(email: string) {
+    const count = this.wrong.get(email);
+    if (count !== undefined) this.wrong.set(email, Math.max(0, count - 1));
   }
 
   /** A new code was issued, or the code was used: its count starts again. */

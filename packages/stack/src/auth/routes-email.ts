@@ -102,13 +102,17 @@ export function emailRoutes(context: AuthContext) {
     const typedFor = params.otp && params.email ? params.email.trim().toLowerCase() : undefined;
     if (!typedFor) return matchEmailToken(pool, context, type, params);
     defences.codes.admit(typedFor);
+    // Tries used up: the code is burned (or is being burned by the try that used the last one).
+    if (!defences.codes.startTry(typedFor)) throw authErrors.otpExpired();
     try {
       const match = await matchEmailToken(pool, context, type, params);
       defences.codes.reset(typedFor);
       return match;
     } catch (error) {
       if (error instanceof AuthError && error.errorCode === 'otp_expired') {
-        if (defences.codes.wrongCode(typedFor)) await burnEmailTokens(pool, typedFor);
+        if (defences.codes.wasLastTry(typedFor)) await burnEmailTokens(pool, typedFor);
+      } else {
+        defences.codes.giveBack(typedFor);
       }
       throw error;
     }
