@@ -3,12 +3,14 @@
 // breakpoint_events row and released by a REST PATCH (continue, modify, abort) within 100 ms,
 // response breakpoints, many holds with other traffic flowing, the hold limit, the held-at-once
 // limit, a stop while holding (clean failures, rows closed), rows left by a crashed instance, a
-// pattern change applied without a restart, and a held row deleted (alone, or with its device)
-// aborting its client at once. Clients: curl, undici and Node's http.
+// pattern change applied without a restart, a held row deleted (alone, or with its device)
+// aborting its client at once, and a gRPC unary call held and continued over HTTP/2 to an
+// HTTP/2-only origin. Clients: curl, undici, Node's http and @grpc/grpc-js.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import pg from 'pg';
 import pino from 'pino';
 import { Agent, ProxyAgent, request as undiciRequest } from 'undici';
@@ -18,6 +20,7 @@ import { until } from '../../packages/stack/test/helpers/until.ts';
 import {
   type CaptureWriter,
   type CertificateAuthority,
+  LeafCertificateCache,
   loadOrCreateCertificateAuthority,
   type RunningProxy,
   startProxy,
@@ -365,6 +368,79 @@ describe('a request breakpoint', () => {
     const answer = await pending;
     expect(answer.code).toBe(0);
     expect(JSON.parse(answer.stdout)).toMatchObject({ url: '/hold/h2' });
+  });
+});
+
+describe('a gRPC call', () => {
+  // Regression (issue 19 audit): a held exchange always went to the origin over HTTP/1.1, which
+  // a gRPC server (HTTP/2 only) refuses, so a matching call failed even when continued.
+  it('is held and continued over HTTP/2: the reply, its trailers and the capture arrive', async () => {
+    const raw = {
+      path: '/test.Echo/Unary',
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (value: Buffer) => value,
+      requestDeserialize: (value: Buffer) => value,
+      responseSerialize: (value: Buffer) => value,
+      responseDeserialize: (value: Buffer) => value,
+    };
+    const service = { unary: raw } satisfies grpc.ServiceDefinition;
+    const leaf = await (await LeafCertificateCache.create(origins.originCa)).contextFor(
+      'localhost',
+    );
+    const server = new grpc.Server();
+    server.addService(service, {
+      unary: (call: grpc.ServerUnaryCall<Buffer, Buffer>, done: grpc.sendUnaryData<Buffer>) =>
+        done(null, Buffer.concat([Buffer.from('echo:'), call.request])),
+    });
+    const grpcPort = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(
+        '127.0.0.1:0',
+        grpc.ServerCredentials.createSsl(null, [
+          { private_key: Buffer.from(leaf.keyPem), cert_chain: Buffer.from(leaf.certPem) },
+        ]),
+        (error, port) => (error ? reject(error) : resolve(port)),
+      ),
+    );
+    // grpc-js's own proxy support: CONNECT to the device port, then TLS (h2) through it.
+    const proxyEnv = { grpc_proxy: process.env.grpc_proxy, no_proxy: process.env.no_proxy };
+    process.env.grpc_proxy = `http://127.0.0.1:${devicePort}`;
+    delete process.env.no_proxy;
+    const Client = grpc.makeGenericClientConstructor(service, 'Echo');
+    const client = new Client(
+      `localhost:${grpcPort}`,
+      grpc.credentials.createSsl(Buffer.from(ca.certPem)),
+    ) as unknown as grpc.Client & {
+      unary(body: Buffer, done: (error: grpc.ServiceError | null, answer: Buffer) => void): void;
+    };
+    try {
+      await setDeviceBreakpoints([{ pattern: 'localhost/test.Echo/*', phase: 'request' }]);
+      await waitForPattern(proxy, 'request', `https://localhost:${grpcPort}/test.Echo/Unary`, true);
+      const reply = new Promise<Buffer>((resolve, reject) =>
+        client.unary(Buffer.from('hello'), (error: grpc.ServiceError | null, answer: Buffer) =>
+          error ? reject(error) : resolve(answer),
+        ),
+      );
+      const [row] = await waitHeld('https://localhost%/test.Echo/Unary');
+      expect(row?.message).toMatchObject({ method: 'POST', httpVersion: 'HTTP/2.0' });
+      await resume(row?.id as string, { resolution: 'continue' });
+      expect((await reply).toString()).toBe('echo:hello');
+      const entry = await entryOf('/test.Echo/Unary');
+      expect(entry.payload).toMatchObject({
+        upstreamHttpVersion: 'HTTP/2.0',
+        statusCode: 200,
+        grpc: { service: 'test.Echo', method: 'Unary', status: 0 },
+        breakpoints: [{ eventId: Number(row?.id), resolution: 'continue', resumedBy: OWNER }],
+      });
+      expect(entry.payload.responseTrailers).toContainEqual(['grpc-status', '0']);
+    } finally {
+      client.close();
+      server.forceShutdown();
+      for (const [name, value] of Object.entries(proxyEnv)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
   });
 });
 

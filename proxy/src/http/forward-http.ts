@@ -510,6 +510,37 @@ async function forwardHeld(
     }
   }
   plan.held = held;
+  // An HTTP/2 client's released request goes over the origin's HTTP/2 session when it has one
+  // (gRPC servers speak nothing else, and gRPC needs the response trailers relayed). A response
+  // breakpoint still takes the HTTP/1.1 path: only it reads and holds the answer.
+  const origins = context.http2Origins;
+  if (
+    origins &&
+    !plan.holdResponse &&
+    request.httpVersionMajor === 2 &&
+    held.url.protocol === 'https:'
+  ) {
+    const hostname = held.url.hostname.replace(/^\[|\]$/g, '');
+    const session = await origins
+      .session({
+        host: hostname,
+        port: Number(held.url.port || 443),
+        servername: info.tls?.sni ?? hostname,
+      })
+      .catch(() => undefined);
+    if (session) {
+      forwardToHttp2Origin(
+        request as Http2ServerRequest,
+        response as Http2ServerResponse,
+        held.url,
+        info,
+        context,
+        session,
+        { requestId: plan.requestId, records: plan.records, request: held },
+      );
+      return;
+    }
+  }
   runExchange(request, response, held.url, info, context, plan);
 }
 

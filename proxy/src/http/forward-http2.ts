@@ -4,6 +4,7 @@
 // teed into the capture, the origin's trailers relayed (gRPC's `grpc-status` lives there), a
 // reset on either side passed to the other. gRPC exchanges (content-type application/grpc) are
 // captured with their service, method, status and the count and sizes of messages each way.
+// A request released from a breakpoint goes the same way, its held (or modified) body sent whole.
 import { randomUUID } from 'node:crypto';
 import http2, {
   type ClientHttp2Session,
@@ -12,11 +13,19 @@ import http2, {
   type IncomingHttpHeaders,
   type OutgoingHttpHeaders,
 } from 'node:http2';
+import type { BreakpointRecord } from '../breakpoints/breakpoints.ts';
 import { BodyTap } from '../capture/body-tap.ts';
 import { connectionFields } from '../capture/capture.ts';
 import { GrpcFrameCounter } from '../capture/grpc-frames.ts';
 import type { ConnectionInfo } from '../connection-info.ts';
-import { type ForwardContext, headerPairs } from './forward-http.ts';
+import { type ForwardContext, type HeldRequest, headerPairs } from './forward-http.ts';
+
+/** A request a breakpoint held and released: sent as it now is, captured with its records. */
+export interface HeldHttp2Request {
+  requestId: string;
+  records: BreakpointRecord[];
+  request: HeldRequest;
+}
 
 /** Fields HTTP/2 forbids or that concern one hop only (RFC 9113 §8.2.2, RFC 9110 §7.6.1). */
 const CONNECTION_SPECIFIC = new Set([
@@ -40,6 +49,21 @@ function copyHeaders(headers: IncomingHttpHeaders, skipPseudo = true): OutgoingH
     out[name] = value;
   }
   return out;
+}
+
+/** The held request's headers as HTTP/2 sends them: its own length, whatever the client sent. */
+function heldHeaders(held: HeldRequest): OutgoingHttpHeaders {
+  const received: IncomingHttpHeaders = {};
+  for (let index = 0; index + 1 < held.rawHeaders.length; index += 2) {
+    const name = (held.rawHeaders[index] as string).toLowerCase();
+    const value = held.rawHeaders[index + 1] as string;
+    if (name === 'content-length') continue;
+    const before = received[name];
+    received[name] = before === undefined ? value : [before, value].flat();
+  }
+  const headers = copyHeaders(received);
+  if (held.body.length > 0) headers['content-length'] = held.body.length;
+  return headers;
 }
 
 function pairsOf(headers: IncomingHttpHeaders): Array<[string, string]> {
@@ -73,12 +97,15 @@ export function forwardToHttp2Origin(
   info: ConnectionInfo,
   context: ForwardContext,
   session: ClientHttp2Session,
+  held?: HeldHttp2Request,
 ): void {
   const started = performance.now();
   const startedAt = new Date();
   const requestTap = new BodyTap(context.bodyCap);
   const responseTap = new BodyTap(context.bodyCap);
-  const contentType = String(request.headers['content-type'] ?? '');
+  const contentType = String(
+    (held ? heldHeaders(held.request)['content-type'] : request.headers['content-type']) ?? '',
+  );
   const grpc = /^application\/grpc(\+|;|$)/i.test(contentType)
     ? { sent: new GrpcFrameCounter(), received: new GrpcFrameCounter() }
     : undefined;
@@ -87,7 +114,7 @@ export function forwardToHttp2Origin(
   let responseHeaders: IncomingHttpHeaders | undefined;
   let trailers: IncomingHttpHeaders | undefined;
   const base = {
-    method: request.method,
+    method: held?.request.method ?? request.method,
     scheme: 'https',
     host: target.hostname,
     port: Number(target.port || 443),
@@ -96,7 +123,7 @@ export function forwardToHttp2Origin(
     url: target.href,
     httpVersion: 'HTTP/2.0',
     upstreamHttpVersion: 'HTTP/2.0',
-    requestHeaders: headerPairs(request.rawHeaders),
+    requestHeaders: headerPairs(held?.request.rawHeaders ?? request.rawHeaders),
     ...connectionFields(info),
   };
   let finished = false;
@@ -106,7 +133,7 @@ export function forwardToHttp2Origin(
     finished = true;
     const status = responseHeaders?.[':status'];
     context.deliver({
-      request_id: randomUUID(),
+      request_id: held?.requestId ?? randomUUID(),
       ts: startedAt.toISOString(),
       kind,
       device_uuid: info.attribution.deviceUuid,
@@ -142,6 +169,7 @@ export function forwardToHttp2Origin(
               },
             }
           : {}),
+        ...(held && held.records.length > 0 ? { breakpoints: held.records } : {}),
         ...extra,
       },
     });
@@ -149,13 +177,13 @@ export function forwardToHttp2Origin(
 
   const upstream = session.request(
     {
-      ...copyHeaders(request.headers),
-      ':method': request.method,
+      ...(held ? heldHeaders(held.request) : copyHeaders(request.headers)),
+      ':method': base.method,
       ':path': `${target.pathname}${target.search}`,
-      ':authority': request.headers[':authority'] ?? target.host,
+      ':authority': held ? target.host : (request.headers[':authority'] ?? target.host),
       ':scheme': 'https',
     },
-    { endStream: request.stream.endAfterHeaders },
+    { endStream: held ? held.request.body.length === 0 : request.stream.endAfterHeaders },
   );
   const fail = (reason: string) => {
     try {
@@ -227,6 +255,14 @@ export function forwardToHttp2Origin(
     upstream.close(http2.constants.NGHTTP2_CANCEL);
     finish('error', { error: 'the client went away before the answer was complete' });
   });
+  if (held) {
+    // The client's body was read whole before the hold: this is all there is to send.
+    requestTap.push(held.request.body);
+    grpc?.sent.push(held.request.body);
+    if (held.request.body.length > 0) upstream.end(held.request.body);
+    timings.send = roundedSince(started);
+    return;
+  }
   request.on('data', (chunk: Buffer) => {
     requestTap.push(chunk);
     grpc?.sent.push(chunk);
