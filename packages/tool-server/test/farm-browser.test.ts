@@ -10,7 +10,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { hostname } from 'node:os';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
@@ -27,7 +26,13 @@ import { type ConnectedClient, connectClient, resultJson } from './helpers/mcp-c
 import { authorizeAndExchange, DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
 
 const SITE_HOST = '127.0.0.2';
-const stack = useOAuthStack({ proxy: true, proxyDestinations: [`${SITE_HOST}/32`] });
+/** This farm host's configured name, unlike the machine's hostname. */
+const FARM_HOST = 'farm-browser-test';
+const stack = useOAuthStack({
+  proxy: true,
+  proxyDestinations: [`${SITE_HOST}/32`],
+  toolServerSettings: { farm: { enabled: true, hostName: FARM_HOST } },
+});
 const run = promisify(execFile);
 /** The stack's farm browsers (the default uid base) and those of the direct tests below. */
 const BROWSER_UIDS = [62_000, 62_001, 62_002, 62_003, 62_100, 62_101];
@@ -80,6 +85,15 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
     if (Date.now() > deadline) throw new Error('timed out');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/** The ids of farm_audit rows whose text (any column) contains `text`. */
+async function auditRowsContaining(text: string): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    'select id::text from public.farm_audit a where strpos(a::text, $1) > 0',
+    [text],
+  );
+  return rows.map((row) => row.id);
 }
 
 async function auditEvents(email: string): Promise<string[]> {
@@ -163,9 +177,13 @@ describe('a session', () => {
         where d.uuid = $1`,
       [opened.device_uuid],
     );
-    const host = hostname().slice(0, 63);
     expect(device).toEqual([
-      { name: `Farm browser on ${host}`, email: DEMO.admin.email, source: 'cdp', farm_host: host },
+      {
+        name: `Farm browser on ${FARM_HOST}`,
+        email: DEMO.admin.email,
+        source: 'cdp',
+        farm_host: FARM_HOST,
+      },
     ]);
   });
 
@@ -201,6 +219,12 @@ describe('a session', () => {
       length: 10,
       sha256: createHash('sha256').update('farm tools').digest('hex'),
     });
+    // Regression: short result strings (the text read, a URL carrying what was typed, a title)
+    // were kept in the audit; only allow-listed outcome fields are.
+    expect(await auditRowsContaining('Welcome to the farm')).toEqual([]);
+    expect(await auditRowsContaining('farm+tools')).toEqual([]);
+    expect(await auditRowsContaining('Searched for')).toEqual([]);
+    expect(await auditRowsContaining('Farm start')).toEqual([]);
   });
 
   it('answers a missing element or a bad selector as such', async () => {
@@ -261,6 +285,8 @@ describe('a session', () => {
     const asked = await browseOk(admin, args);
     expect(asked).toMatchObject({ status: 'confirmation_required' });
     expect(String(asked.would_run)).toContain('document.title');
+    // Regression: would_run named os.hostname(), not the configured farm host.
+    expect(String(asked.would_run)).toContain(`on farm host ${FARM_HOST}: `);
     const other = await admin.callTool('browser_cdp', {
       ...args,
       expression: 'document.cookie',
@@ -269,6 +295,8 @@ describe('a session', () => {
     expect(resultJson(other)).toMatchObject({ error: 'confirmation_refused' });
     const ran = await browseOk(admin, { ...args, confirmation: asked.confirmation });
     expect(ran).toMatchObject({ result: 'Next page', title: 'Next page' });
+    // Neither the result nor the title is in the audit: 'Next page' is in no argument either.
+    expect(await auditRowsContaining('Next page')).toEqual([]);
     const again = await admin.callTool('browser_cdp', {
       ...args,
       confirmation: asked.confirmation,
@@ -363,6 +391,47 @@ describe('a session', () => {
         },
       );
       expect(response.status).toBeLessThan(300);
+      await waitFor(
+        async () => ((await browserProcesses()).has(uid as number) ? undefined : true),
+        25_000,
+      );
+    } finally {
+      await client.close();
+    }
+  }, 40_000);
+
+  // Regression: a first-party token has no grant, so its session was keyed by the user alone and
+  // the liveness check never looked at the token: a revoked one's browser lived to its idle end.
+  it('ends within 15 s of its first-party token being revoked', async () => {
+    const exchange = await fetch(`${stack().mcpUrl}/first-party-token`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await signIn(stack(), DEMO.admin)}` },
+    });
+    expect(exchange.status).toBe(200);
+    const { access_token } = (await exchange.json()) as { access_token: string };
+    const client = await connectClient('v2-modern', stack().mcpUrl, access_token);
+    try {
+      const before = await browserProcesses();
+      await browseOk(client, { action: 'open' });
+      const after = await browserProcesses();
+      const uid = [...after.keys()].find((candidate) => !before.has(candidate));
+      expect(uid, 'the new session runs as a uid no other browser uses').toBeDefined();
+      // As the user revokes it over REST (api_tokens.revoked_at, docs "Identity").
+      const revoked = await fetch(
+        `${stack().apiUrl}/rest/v1/api_tokens?jti=eq.${String(decodeJwt(access_token).jti)}`,
+        {
+          method: 'PATCH',
+          headers: {
+            apikey: stack().keys.publishableKey,
+            authorization: `Bearer ${await signIn(stack(), DEMO.admin)}`,
+            'content-type': 'application/json',
+            prefer: 'return=representation',
+          },
+          body: JSON.stringify({ revoked_at: new Date().toISOString() }),
+        },
+      );
+      expect(revoked.status).toBe(200);
+      expect(await revoked.json()).toHaveLength(1);
       await waitFor(
         async () => ((await browserProcesses()).has(uid as number) ? undefined : true),
         25_000,

@@ -2,6 +2,8 @@
 // against the repo stack with its capture proxy and a farm. The gate (who may call, the
 // confirmation bound to caller, tool and exact arguments, once, before expiry), the audit row of
 // every case, the sandbox reached through MCP, and its proxied network captured with source farm.
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { StreamableHTTPClientTransport, Client as V2Client } from '@modelcontextprotocol/client';
 import pg from 'pg';
@@ -12,7 +14,13 @@ import { authorizeAndExchange, DEMO, signIn, useOAuthStack } from './helpers/oau
 // The origin the farm fetches from listens on 127.0.0.2, the one destination the proxy is told
 // to allow beyond public ones; the stack's own services on 127.0.0.1 stay out of reach.
 const ORIGIN_HOST = '127.0.0.2';
-const stack = useOAuthStack({ proxy: true, proxyDestinations: ['public', `${ORIGIN_HOST}/32`] });
+/** This farm host's configured name, unlike the machine's hostname. */
+const FARM_HOST = 'farm-shell-test';
+const stack = useOAuthStack({
+  proxy: true,
+  proxyDestinations: ['public', `${ORIGIN_HOST}/32`],
+  toolServerSettings: { farm: { enabled: true, hostName: FARM_HOST } },
+});
 
 let db: pg.Client;
 let admin: ConnectedClient;
@@ -50,6 +58,8 @@ async function confirmationFor(client: ConnectedClient, args: Record<string, unk
   const body = first.structuredContent as Record<string, unknown>;
   expect(body.status).toBe('confirmation_required');
   expect(String(body.would_run)).toContain(String(args.command));
+  // Regression: would_run named os.hostname(), not the farm host the tool server is configured as.
+  expect(String(body.would_run)).toContain(`on farm host ${FARM_HOST} (`);
   return String(body.confirmation);
 }
 
@@ -302,14 +312,55 @@ describe('the sandbox through MCP', () => {
 
   it('cannot read the stack data directory or reach its database and API directly', async () => {
     const { ports, dataDir } = stack();
-    const output = await confirmedRun({
-      command:
-        `ls ${dataDir} 2>&1; cat ${dataDir}/*/*.key 2>&1; ` +
-        `curl -sS --max-time 2 http://127.0.0.1:${ports.api}/rest/v1/ 2>&1; echo rc=$?; ` +
-        `socat -T1 - TCP:127.0.0.1:${ports.db} </dev/null 2>&1; echo rc=$?`,
+    // The directory is there on the host (with the stack's keys), so its absence inside is the
+    // sandbox's doing.
+    expect(existsSync(dataDir)).toBe(true);
+    const command =
+      `ls -d ${dataDir} 2>&1; echo ls=$?; ` +
+      `if [ -e ${dataDir} ]; then echo data-dir-present; else echo data-dir-absent; fi; ` +
+      `cat ${dataDir}/*/*.key 2>&1; ` +
+      `curl -sS --max-time 2 http://127.0.0.1:${ports.api}/rest/v1/ 2>&1; echo rc=$?; ` +
+      `socat -T1 - TCP:127.0.0.1:${ports.db} </dev/null 2>&1; echo rc=$?`;
+    const output = await confirmedRun({ command });
+    const stdout = String(output.stdout);
+    expect(stdout).toContain(`ls: cannot access '${dataDir}': No such file or directory\nls=2\n`);
+    expect(stdout).toContain('data-dir-absent\n');
+    expect(stdout).not.toContain('data-dir-present');
+    expect(stdout).not.toMatch(/BEGIN [A-Z ]*PRIVATE KEY/);
+    expect(stdout).not.toMatch(/rc=0/);
+    const rows = await auditRows(DEMO.admin.email);
+    const [asked, ran] = rows.slice(-2);
+    expect(asked).toMatchObject({ event: 'asked', arguments: { command } });
+    expect(ran).toMatchObject({
+      event: 'ran',
+      arguments: { command },
+      outcome: { status: 'ok', exit_code: 0, terminated: null, network: 'none' },
+      confirmation_id: asked?.confirmation_id,
     });
-    expect(String(output.stdout)).toContain('No such file');
-    expect(String(output.stdout)).not.toMatch(/rc=0/);
+  });
+
+  it('keeps none of what a command printed in the audit, only its length and digest', async () => {
+    // The command puts the marker together, so it is in no argument: only in the output.
+    const printed = `printed-${randomUUID()}`;
+    const [head, tail] = [printed.slice(0, 10), printed.slice(10)];
+    const output = await confirmedRun({
+      command: `printf '%s%s' '${head}' '${tail}'; echo; printf '%s%s' '${head}' '${tail}' >&2`,
+    });
+    expect(output).toMatchObject({ stdout: `${printed}\n`, stderr: printed });
+    const { rows: leaks } = await db.query(
+      'select id from public.farm_audit a where strpos(a::text, $1) > 0',
+      [printed],
+    );
+    expect(leaks).toEqual([]);
+    expect((await auditRows(DEMO.admin.email)).at(-1)?.outcome).toMatchObject({
+      status: 'ok',
+      exit_code: 0,
+      stdout: {
+        omitted: 'kept as a digest',
+        length: printed.length + 1,
+        sha256: createHash('sha256').update(`${printed}\n`).digest('hex'),
+      },
+    });
   });
 
   it('fetches through the capture proxy with network proxy, captured with source farm', async () => {

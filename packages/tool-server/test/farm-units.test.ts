@@ -1,5 +1,5 @@
 // Unit tests of the farm gate's pure parts: the canonical JSON a confirmation binds, what the audit
-// keeps of arguments (long strings by digest) and of outputs (short scalars only).
+// keeps of arguments (long strings by digest) and of outputs (allow-listed fields only).
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { argumentsForLog, outcomeSummary } from '../src/farm/audit.ts';
@@ -38,17 +38,56 @@ describe('argumentsForLog', () => {
 });
 
 describe('outcomeSummary', () => {
-  it('keeps scalars and short strings, drops long text and nested values', () => {
+  const digest = (text: string) => ({
+    omitted: 'kept as a digest',
+    length: text.length,
+    sha256: createHash('sha256').update(text).digest('hex'),
+  });
+
+  it('keeps the allow-listed outcome fields as they are', () => {
     expect(
       outcomeSummary({
         exit_code: 0,
+        signal: null,
         terminated: null,
-        truncated: false,
+        stdout_truncated: false,
         package: 'com.example.app',
-        stdout: 'x'.repeat(500),
-        details: { a: 1 },
+        outcome: 'Success',
       }),
-    ).toEqual({ exit_code: 0, terminated: null, truncated: false, package: 'com.example.app' });
+    ).toEqual({
+      exit_code: 0,
+      signal: null,
+      terminated: null,
+      stdout_truncated: false,
+      package: 'com.example.app',
+      outcome: 'Success',
+    });
     expect(outcomeSummary('not an object')).toEqual({});
+  });
+
+  // Regression: every string of 200 characters or less was kept, so a command's output, a page's
+  // text or an evaluate result landed in farm_audit whenever it was short.
+  it('keeps what a command printed or a page said only as length and SHA-256, however short', () => {
+    const summary = outcomeSummary({
+      exit_code: 0,
+      stdout: 'secret-42\n',
+      stderr: '',
+      text: 'Welcome',
+      result: 42,
+      url: 'https://example.test/?token=abc',
+      title: 'Inbox',
+      packages: ['com.a', 'com.b'],
+    });
+    expect(summary).toEqual({
+      exit_code: 0,
+      stdout: digest('secret-42\n'),
+      stderr: digest(''),
+      text: digest('Welcome'),
+      result: digest('42'),
+      url: digest('https://example.test/?token=abc'),
+      title: digest('Inbox'),
+      packages: digest('["com.a","com.b"]'),
+    });
+    expect(JSON.stringify(summary)).not.toMatch(/secret-42|Welcome|token=abc|Inbox/);
   });
 });

@@ -71,16 +71,58 @@ function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Output fields worth keeping in the log: scalars, short strings (long text stays out). */
+/**
+ * The result fields the audit keeps as they are: what happened, never what a command printed or
+ * a page said (docs/farm.md "The audit"). Shell: exit code, signal, termination, truncation,
+ * duration, network. Browser: the session and action, truncation, closed. App family: device,
+ * package, version, the device's answer. Every farm tool: the farm device it used. A field
+ * outside this list (stdout, stderr, read text, an evaluate result, a page's URL and title, a
+ * package list) is kept only as the length and SHA-256 of its text; nothing else of it is.
+ */
+const OUTCOME_FIELDS = new Set([
+  'exit_code',
+  'signal',
+  'terminated',
+  'stdout_truncated',
+  'stderr_truncated',
+  'duration_ms',
+  'network',
+  'device_uuid',
+  'session_id',
+  'action',
+  'truncated',
+  'closed',
+  'device_name',
+  'serial',
+  'package',
+  'version_code',
+  'version_name',
+  'outcome',
+  'replace',
+  'filter',
+  'captured_under_device_uuid',
+]);
+
+/** The longest allow-listed string kept as is (names, codes, uuids); longer ones by digest. */
+const OUTCOME_STRING_LIMIT = 200;
+
+/** A result as the audit keeps it: allow-listed scalars, everything else by length and digest. */
 export function outcomeSummary(output: unknown): Record<string, unknown> {
   if (output === null || typeof output !== 'object') return {};
   const summary: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(output as Record<string, unknown>)) {
-    if (typeof value === 'number' || typeof value === 'boolean' || value === null) {
+    if (value === undefined) continue;
+    const scalar =
+      typeof value === 'number' ||
+      typeof value === 'boolean' ||
+      value === null ||
+      (typeof value === 'string' && value.length <= OUTCOME_STRING_LIMIT);
+    if (OUTCOME_FIELDS.has(key) && scalar) {
       summary[key] = value;
-    } else if (typeof value === 'string' && value.length <= 200) {
-      summary[key] = value;
+      continue;
     }
+    const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
+    summary[key] = { omitted: 'kept as a digest', length: text.length, sha256: sha256Hex(text) };
   }
   return summary;
 }

@@ -5,6 +5,7 @@
 // stored, so the table reveals neither. Kept in Postgres so any instance of a rolling deploy
 // honours a confirmation another handed out.
 import { createHash, randomBytes } from 'node:crypto';
+import type { ToolCall } from '../mcp/tool-definition.ts';
 import type { Database } from '../store/database.ts';
 
 export interface IssuedConfirmation {
@@ -49,6 +50,15 @@ export function shownText(text: string): string {
     if (char === '\t') return '\\t';
     return `\\u{${(char.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`;
   });
+}
+
+/**
+ * The farm host a confirmation names: this tool server's `farm.hostName`, the name its devices are
+ * attached under (farm_attached_devices.farm_host), not the machine's own hostname, which a
+ * container or a renamed host would show instead.
+ */
+export function farmHostOf(call: ToolCall): string {
+  return call.farm?.config.hostName ?? 'this host';
 }
 
 /** JSON with object keys sorted at every level, so equal arguments hash equally. */

@@ -110,7 +110,7 @@ export async function callFarmTool(
       await record('refused', { reason: refusal.code, message: refusal.message });
       return toolErrorResult(refusal);
     }
-    const wouldRun = tool.confirm?.(args as never) ?? null;
+    const wouldRun = tool.confirm?.(args as never, current) ?? null;
     // what would run repeats the arguments (a command, a script), so the audit keeps it as it
     // keeps them: redacted, and by digest when long; the caller is shown it whole.
     const loggedWouldRun = wouldRun === null ? null : await call.redact(argumentsForLog(wouldRun));
@@ -190,8 +190,9 @@ export async function callFarmTool(
     const started = performance.now();
     const auditId = await record('ran', { status: 'running' }, confirmationId);
     const outcome = await runTool(tool, args, current, logger);
+    // Only the allow-listed outcome fields, never a command's output or a page's text (audit.ts).
     const summary = outcome.ok
-      ? { status: 'ok', ...((await call.redact(outcomeSummary(outcome.output))) as object) }
+      ? { ...((await call.redact(outcomeSummary(outcome.output))) as object), status: 'ok' }
       : { status: 'error', error: outcome.error.code, message: outcome.error.message };
     await audit
       .complete(auditId, outcome.ok ? 'ran' : 'failed', summary, performance.now() - started)

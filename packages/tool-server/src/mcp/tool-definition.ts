@@ -57,8 +57,9 @@ export interface ToolDefinition<
    * Destructive calls are confirm-gated (001 §4.1, docs/farm.md "Gating"): for arguments this
    * answers a plain description of what would run, the first call runs nothing and returns a
    * confirmation bound to the caller, the tool and these exact arguments; null runs at once.
+   * `call` is for naming where it would run (the farm host), not for deciding.
    */
-  confirm?(args: z.output<Input>): string | null;
+  confirm?(args: z.output<Input>, call: ToolCall): string | null;
   /**
    * Refuses a call before anything else happens, confirmations included (a capability one
    * action needs beyond the tool's own): answers the refusal, or null to go on.

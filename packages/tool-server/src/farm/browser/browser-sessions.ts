@@ -2,9 +2,10 @@
 // Chromium with one tab, owned by the user and the OAuth grant that opened it (a first-party
 // token, which has no grant, binds it to the user), and reachable only by calls under that same
 // grant. A session ends when its owner closes it, after `idleSeconds` without a call, when the
-// browser dies, on server shutdown, and within LIVENESS_MS of its grant being revoked, its
-// account suspended or deleted, or its role losing farm:edit: no browser outlives its owner's
-// grant. Actions on one session run one at a time.
+// browser dies, on server shutdown, and within LIVENESS_MS of its grant being revoked (for a
+// first-party token: of a token that acted in it being revoked), its account suspended or
+// deleted, or its role losing farm:edit: no browser outlives its owner's grant or token. Actions
+// on one session run one at a time.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
@@ -33,6 +34,12 @@ export class BrowserSession {
   readonly page: BrowserPage;
   readonly createdAt = new Date();
   lastUsedAt = new Date();
+  /**
+   * First-party sessions (no grant): the jti of every token that opened or reached it. The
+   * dashboard exchanges its session for a new token as the old one expires, so several may act in
+   * one session; the revocation of any of them ends it (api_tokens.revoked_at).
+   */
+  readonly tokenJtis = new Set<string>();
   private readonly browser: SandboxedBrowser;
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -89,6 +96,7 @@ export class BrowserSessions {
   async open(call: ToolCall): Promise<BrowserSession> {
     if (this.closed) throw new ToolError('unavailable', 'The farm is shutting down.');
     const owner = await this.ownerOf(call);
+    const jti = String(call.caller.claims.jti ?? '');
     const own = [...this.sessions.values()].filter((s) => s.owner.userId === owner.userId);
     const opening = [...this.slots.values()].filter((user) => user === `opening:${owner.userId}`);
     if (own.length + opening.length >= this.config.browser.maxSessionsPerUser) {
@@ -110,6 +118,7 @@ export class BrowserSessions {
         throw error;
       }
       const session = new BrowserSession(owner, egress.deviceUuid, browser, page);
+      if (owner.grantId === null) session.tokenJtis.add(jti);
       if (this.closed) {
         await session.close();
         throw new ToolError('unavailable', 'The farm is shutting down.');
@@ -145,6 +154,7 @@ export class BrowserSessions {
       ? mine.find((candidate) => candidate.id === id)
       : mine.sort((a, b) => b.lastUsedAt.getTime() - a.lastUsedAt.getTime())[0];
     if (session) {
+      if (owner.grantId === null) session.tokenJtis.add(String(call.caller.claims.jti ?? ''));
       this.touch(session);
       return session;
     }
@@ -229,8 +239,9 @@ export class BrowserSessions {
     return owner;
   }
 
-  /** Ends the sessions whose grant, account or farm capability is gone. */
+  /** Ends the sessions whose grant (or first-party token), account or farm capability is gone. */
   private async checkOwners(): Promise<void> {
+    await this.endRevokedFirstPartySessions();
     const owners = new Map<string, Owner>();
     for (const session of this.sessions.values()) owners.set(session.owner.key, session.owner);
     for (const owner of owners.values()) {
@@ -242,6 +253,33 @@ export class BrowserSessions {
       if (live) continue;
       for (const session of [...this.sessions.values()]) {
         if (session.owner.key === owner.key) await this.end(session.id, 'owner no longer allowed');
+      }
+    }
+  }
+
+  /**
+   * A first-party session is keyed by its user, so the owner check below cannot see its token:
+   * one revoked token of the user's must not leave the browser it drove running until its idle
+   * end. Ends every first-party session a revoked token acted in.
+   */
+  private async endRevokedFirstPartySessions(): Promise<void> {
+    const firstParty = [...this.sessions.values()].filter((s) => s.owner.grantId === null);
+    const jtis = [...new Set(firstParty.flatMap((session) => [...session.tokenJtis]))];
+    if (jtis.length === 0) return;
+    const revoked = await this.db
+      .query<{ jti: string }>(
+        'select jti from public.api_tokens where jti = any($1::text[]) and revoked_at is not null',
+        [jtis],
+      )
+      .then((rows) => new Set(rows.map((row) => row.jti)))
+      .catch((error: unknown) => {
+        // A store outage does not end sessions (as for the listen streams).
+        this.logger.warn({ err: error }, 'farm browser token check failed');
+        return new Set<string>();
+      });
+    for (const session of firstParty) {
+      if ([...session.tokenJtis].some((jti) => revoked.has(jti))) {
+        await this.end(session.id, 'its token was revoked');
       }
     }
   }

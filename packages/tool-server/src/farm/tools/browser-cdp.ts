@@ -3,7 +3,6 @@
 // tool; without `session_id` an action reuses the caller's latest session (opening one when they
 // have none). Its traffic is captured under the caller's farm browser device, source `cdp`.
 // `evaluate` is the one destructive action (confirm-gated) and needs farm_scripts:edit.
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { defineTool, type ToolCall } from '../../mcp/tool-definition.ts';
 import { ToolError } from '../../mcp/tool-error.ts';
@@ -11,7 +10,7 @@ import { type ElementTarget, PageActionError, type WaitUntil } from '../browser/
 import type { BrowserSession, BrowserSessions } from '../browser/browser-sessions.ts';
 import { CdpError } from '../browser/cdp-pipe.ts';
 import { BrowserStartError } from '../browser/chromium-sandbox.ts';
-import { shownText } from '../confirmations.ts';
+import { farmHostOf, shownText } from '../confirmations.ts';
 
 const ACTIONS = [
   'open',
@@ -262,12 +261,12 @@ export const browserCdp = defineTool({
   },
   requires: { section: 'farm', action: 'edit' },
   farm: true,
-  confirm(args) {
+  confirm(args, call) {
     if (args.action !== 'evaluate') return null;
     const where = args.session_id
       ? `browser session ${args.session_id}`
       : 'your latest browser session';
-    return `Run this script in the page of ${where} on farm host ${hostname()}: ${shownText(args.expression ?? '')}`;
+    return `Run this script in the page of ${where} on farm host ${farmHostOf(call)}: ${shownText(args.expression ?? '')}`;
   },
   splitContent(output) {
     if (!output.screenshot?.data) return { output, images: [] };

@@ -1,10 +1,9 @@
 // farm_run_shell (001 §4.1, docs/farm.md "Shell"): one command in a fresh sandbox on this farm
 // host. Always confirm-gated: it runs code on our machines, whatever the command looks like.
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { defineTool } from '../../mcp/tool-definition.ts';
 import { ToolError } from '../../mcp/tool-error.ts';
-import { shownText } from '../confirmations.ts';
+import { farmHostOf, shownText } from '../confirmations.ts';
 import { SandboxStartError, ShellBusyError } from '../shell/shell-sandbox.ts';
 
 const MAX_COMMAND_BYTES = 16 * 1024;
@@ -65,11 +64,11 @@ export const farmRunShell = defineTool({
   },
   requires: { section: 'farm', action: 'edit' },
   farm: true,
-  confirm(args) {
+  confirm(args, call) {
     const network =
       args.network === 'proxy' ? 'network only through the capture proxy' : 'no network';
     const seconds = args.timeout_seconds ? `, at most ${args.timeout_seconds} s` : '';
-    return `Run \`${shownText(args.command)}\` in a sandbox on farm host ${hostname()} (${network}${seconds}).`;
+    return `Run \`${shownText(args.command)}\` in a sandbox on farm host ${farmHostOf(call)} (${network}${seconds}).`;
   },
   async run(call, args) {
     const farm = call.farm;
