@@ -185,8 +185,13 @@ describe('who may use the Android tools', () => {
   it.each([
     ['member', () => member],
     ['viewer', () => viewer],
-  ])('refuses a %s on call, installs nothing and records the refusal', async (_role, client) => {
+  ])('refuses a %s on call, installs nothing and records the refusal', async (role, client) => {
     const before = device.services.length;
+    const callerId = await userId(role === 'member' ? DEMO.member.email : DEMO.viewer.email);
+    const { rows: last } = await db.query<{ id: string | null }>(
+      'select max(id)::text as id from public.farm_audit',
+    );
+    const since = last[0]?.id ?? '0';
     for (const [tool, args] of [
       ['android_install_app', { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}/apps/hello.apk` }],
       ['android_list_packages', { device_uuid: MEMBER_PHONE }],
@@ -195,9 +200,15 @@ describe('who may use the Android tools', () => {
       const result = await client().callTool(tool, args);
       expect(result.isError).toBe(true);
       expect(resultJson(result)).toMatchObject({ error: 'permission_denied' });
+      // The refusal is recorded as this caller's, for this tool and these arguments.
+      const { rows } = await db.query(
+        `select event, outcome ->> 'reason' as reason, arguments from public.farm_audit
+          where user_id = $1 and tool = $2 and id > $3`,
+        [callerId, tool, since],
+      );
+      expect(rows).toEqual([{ event: 'refused', reason: 'permission_denied', arguments: args }]);
     }
     expect(device.services.length).toBe(before);
-    expect(await auditEvents('android_install_app')).toContain('refused');
   });
 });
 
@@ -262,7 +273,12 @@ describe('installing, listing and uninstalling on a farm device', () => {
   });
 
   it('does not accept a confirmation for another URL or twice', async () => {
-    const args = { device_uuid: ADMIN_PHONE, apk_url: `${originUrl}/apps/hello.apk?a` };
+    // replace: the package is installed by the test above, and this run must succeed.
+    const args = {
+      device_uuid: ADMIN_PHONE,
+      apk_url: `${originUrl}/apps/hello.apk?a`,
+      replace: true,
+    };
     const first = await admin.callTool('android_install_app', args);
     const token = (first.structuredContent as { confirmation: string }).confirmation;
     const other = await admin.callTool('android_install_app', {
@@ -272,6 +288,24 @@ describe('installing, listing and uninstalling on a farm device', () => {
     });
     expect(other.isError).toBe(true);
     expect(resultJson(other)).toMatchObject({ error: 'confirmation_refused' });
+    expect(apkDownloads).not.toContain('/apps/hello.apk?b');
+
+    const ran = await admin.callTool('android_install_app', { ...args, confirmation: token });
+    expect(ran.isError).toBeFalsy();
+    expect(ran.structuredContent).toMatchObject({ package: HELLO.package, outcome: 'Success' });
+    const downloads = apkDownloads.length;
+    const installs = device.services.length;
+    const twice = await admin.callTool('android_install_app', { ...args, confirmation: token });
+    expect(twice.isError).toBe(true);
+    expect(resultJson(twice)).toMatchObject({ error: 'confirmation_refused' });
+    expect(String(resultJson(twice).message)).toMatch(/already used/);
+    expect(apkDownloads.length).toBe(downloads);
+    expect(device.services.length).toBe(installs);
+    const { rows } = await db.query(
+      `select event, outcome ->> 'reason' as reason from public.farm_audit
+        where tool = 'android_install_app' order by id desc limit 1`,
+    );
+    expect(rows).toEqual([{ event: 'refused', reason: 'confirmation_used' }]);
   });
 
   it("reports the device's refusal to install over an installed package, and replaces with replace", async () => {
