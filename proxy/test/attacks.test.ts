@@ -373,9 +373,12 @@ describe('SSRF through the proxy', () => {
 
 describe('the device port pool', () => {
   it('caps the ports of one account, counted atomically, while others still get ports', async () => {
-    // Account C holds no port yet; the cap is 3. Eight concurrent calls for eight devices.
+    // Account C holds no port yet; the cap is 3. Eight concurrent calls for eight devices, each
+    // from its own address (a call takes a place in its address's failure count until answered).
     const replies = await Promise.all(
-      Array.from({ length: 8 }, (_, index) => allocate(local, uuidOf(40 + index), bundleC)),
+      Array.from({ length: 8 }, (_, index) =>
+        allocate(local, uuidOf(40 + index), bundleC, `127.0.1.${10 + index}`),
+      ),
     );
     const granted = replies.filter((reply) => reply.status === 200);
     const refused = replies.filter((reply) => reply.status === 403);
@@ -449,5 +452,32 @@ describe('POST /allocate failures', () => {
     // Even the right credentials wait: the limit is checked before them.
     expect((await allocate(local, uuidOf(80), bundleA, '127.0.0.5')).status).toBe(429);
     expect((await allocate(local, uuidOf(80), bundleA, '127.0.0.6')).status).toBe(200);
+  }, 30_000);
+
+  it('are counted before they are answered: twenty sent together get no more than the limit', async () => {
+    const second = new Date().getSeconds();
+    if (second > 45) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
+    // A check-then-record count let all twenty past the check while none had been recorded.
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, attempt) =>
+        allocate(local, uuidOf(80), { ...bundleA, password: `together-${attempt}` }, '127.0.0.7'),
+      ),
+    );
+    const statuses = replies.map((reply) => reply.status);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(15);
+  }, 30_000);
+
+  it('do not count calls that succeed', async () => {
+    const second = new Date().getSeconds();
+    if (second > 45) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1000));
+    for (let call = 1; call <= 8; call += 1) {
+      expect((await allocate(local, uuidOf(80), bundleA, '127.0.0.8')).status, `call ${call}`).toBe(
+        200,
+      );
+    }
+    expect(
+      (await allocate(local, uuidOf(80), { ...bundleA, password: 'wrong' }, '127.0.0.8')).status,
+    ).toBe(401);
   }, 30_000);
 });

@@ -4,7 +4,7 @@
 -- and revoke_proxy_bundle answering 404 (not 500) for a bundle the caller cannot see.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(22);
+select plan(25);
 
 \ir helpers/actors.psql
 
@@ -59,17 +59,23 @@ select is(pg_temp.try_as('service', format($$select * from private.allocate_devi
     (:'b_bundle')::jsonb ->> 'bundle_id', (:'b_bundle')::jsonb ->> 'password')), 'ok:1',
   'while another account still gets ports');
 
--- /allocate failures per address.
-select is(pg_temp.value_as('service', $$select private.proxy_allocate_blocked('203.0.113.5', 2)::text$$), '0',
-  'an address without failures may try');
-select is(pg_temp.try_as('service', $$select private.record_proxy_allocate_failure('203.0.113.5')$$),
-  'ok:1', 'the proxy records a failure');
-select is(pg_temp.try_as('service', $$select private.record_proxy_allocate_failure('203.0.113.5')$$),
-  'ok:1', 'and another in the same minute');
-select ok(pg_temp.value_as('service', $$select private.proxy_allocate_blocked('203.0.113.5', 2)::text$$)::int between 1 and 60,
-  'an address at its failure limit waits for the window''s end');
-select is(pg_temp.value_as('service', $$select private.proxy_allocate_blocked('203.0.113.6', 2)::text$$), '0',
+-- /allocate failures per address: a call is counted before it is answered.
+select is(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.5', 2)::text$$), '0',
+  'an address without failures may try (its call is counted)');
+select is(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.5', 2)::text$$), '0',
+  'and once more in the same minute');
+select ok(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.5', 2)::text$$)::int between 1 and 60,
+  'an address at its limit waits for the window''s end, and is not counted further');
+select is((select failures from private.proxy_allocate_failures where client_ip = '203.0.113.5'),
+  2, 'a refused call takes no place');
+select is(pg_temp.try_as('service', $$select private.forgive_proxy_allocate_attempt('203.0.113.5')$$),
+  'ok:1', 'a call that succeeded gives its place back');
+select is(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.5', 2)::text$$), '0',
+  'so the address may try again');
+select is(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.6', 2)::text$$), '0',
   'other addresses are not affected');
+select is(pg_temp.try_as('a', $$select private.begin_proxy_allocate_attempt('203.0.113.7', 2)$$), 'error:42501',
+  'API users may not count calls');
 select is(pg_temp.try_as('a', 'select * from private.proxy_allocate_failures'), 'error:42501',
   'API users may not read the failure counters');
 

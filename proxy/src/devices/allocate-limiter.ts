@@ -1,8 +1,10 @@
 // Failed POST /allocate calls are limited per client address (issue 21), the way the federation
-// broker limits its endpoints: fixed one-minute windows counted in Postgres with one atomic upsert
-// (private.record_proxy_allocate_failure), so every daemon sharing the database shares the count.
-// Past the limit an address is answered 429 before its credentials are looked at, which stops
-// guessing bundle secrets and probing device ownership; successful calls are never counted.
+// broker limits its endpoints: fixed one-minute windows counted in Postgres, so every daemon
+// sharing the database shares the count. A call takes its place in the count before it is
+// answered (private.begin_proxy_allocate_attempt, one atomic upsert), so calls sent together
+// cannot all pass while the count stands still; one that succeeds gives its place back. Past the
+// limit an address is answered 429 before its credentials are looked at, which stops guessing
+// bundle secrets and probing device ownership.
 import type pg from 'pg';
 
 /** Failed calls one address may make per minute (PROXY_ALLOCATE_FAILURES_PER_MINUTE). */
@@ -17,20 +19,24 @@ export class AllocateLimiter {
     this.perMinute = perMinute;
   }
 
-  /** Seconds the address must wait before its next call is looked at; 0 when it may call. */
-  async retryAfter(clientIp: string | null): Promise<number> {
+  /** Counts a call before it is answered; seconds to wait instead (429) when none is left. */
+  async begin(clientIp: string | null): Promise<number> {
     if (!clientIp) return 0;
     const { rows } = await this.pool.query<{ seconds: number }>(
-      'select private.proxy_allocate_blocked($1, $2) as seconds',
-      [clientIp.replace(/^::ffff:/, ''), this.perMinute],
+      'select private.begin_proxy_allocate_attempt($1, $2) as seconds',
+      [plainAddress(clientIp), this.perMinute],
     );
     return rows[0]?.seconds ?? 0;
   }
 
-  async recordFailure(clientIp: string | null): Promise<void> {
+  /** The call was not a failure (it succeeded, or its client left): its place is given back. */
+  async forgive(clientIp: string | null): Promise<void> {
     if (!clientIp) return;
-    await this.pool.query('select private.record_proxy_allocate_failure($1)', [
-      clientIp.replace(/^::ffff:/, ''),
+    await this.pool.query('select private.forgive_proxy_allocate_attempt($1)', [
+      plainAddress(clientIp),
     ]);
   }
 }
+
+/** An IPv4-mapped address counts as the IPv4 address it is. */
+const plainAddress = (address: string) => address.replace(/^::ffff:/, '');

@@ -135,7 +135,7 @@ export async function handleAllocate(
     return;
   }
   const clientIp = request.socket.remoteAddress ?? null;
-  const wait = await context.limiter.retryAfter(clientIp);
+  const wait = await context.limiter.begin(clientIp);
   if (wait > 0) {
     request.resume();
     reply(response, {
@@ -146,11 +146,11 @@ export async function handleAllocate(
     return;
   }
   const answer = await allocateAnswer(request, context, clientIp);
+  if (answer === 'aborted' || !counted(answer)) await context.limiter.forgive(clientIp);
   if (answer === 'aborted') {
     response.destroy();
     return;
   }
-  if (counted(answer)) await context.limiter.recordFailure(clientIp);
   reply(response, answer);
 }
 
