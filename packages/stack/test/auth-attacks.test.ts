@@ -327,6 +327,28 @@ describe('account enumeration', () => {
     expect(rows.rowCount).toBe(0);
   });
 
+  it.each([
+    ['/otp', (email: string) => ({ email, create_user: false })],
+    ['/recover', (email: string) => ({ email })],
+  ])(
+    'answers a second %s within max_frequency alike for a known and an unknown address',
+    async (path, body) => {
+      const service = authService({ emailMaxFrequencySeconds: 60 });
+      const known = uniqueEmail('known-again');
+      await signUp(service, known, 'known-pass-123');
+      const unknown = uniqueEmail('unknown-again');
+      const answers = [];
+      for (const email of [known, unknown]) {
+        const first = await service.call('POST', path, body(email), OWNER);
+        const second = await service.call('POST', path, body(email), OWNER);
+        answers.push({ first: first.status, second: second.status, error: second.body.error_code });
+      }
+      // A known address is refused a second mail within the window: so must an unknown one be.
+      expect(answers[0]).toEqual({ first: 200, second: 429, error: 'over_email_send_rate_limit' });
+      expect(answers[1]).toEqual(answers[0]);
+    },
+  );
+
   it('signs up a used address as GoTrue does with confirmations on: a lookalike, nothing sent', async () => {
     const service = authService({ autoconfirm: false });
     const email = uniqueEmail('used');

@@ -6,11 +6,13 @@ import { CodeGuard } from './code-guard.ts';
 import type { Mailbox } from './mailbox.ts';
 import { PasswordThrottle } from './password-throttle.ts';
 import { RequestLimits } from './request-limits.ts';
+import { UnknownAddressSends } from './unknown-address-sends.ts';
 
 export interface AuthDefences {
   requests: RequestLimits;
   passwords: PasswordThrottle;
   codes: CodeGuard;
+  unknownAddresses: UnknownAddressSends;
 }
 
 export interface AuthServices {
@@ -29,5 +31,6 @@ export function createDefences(config: AuthConfig): AuthDefences {
     requests: new RequestLimits(config.rateLimits),
     passwords: new PasswordThrottle(config.guards),
     codes: new CodeGuard(config.guards),
+    unknownAddresses: new UnknownAddressSends(config.emailMaxFrequencySeconds),
   };
 }

@@ -64,6 +64,12 @@ export const authErrors = {
   validation: (message: string) => new AuthError(400, 'validation_failed', message),
   badJson: () => new AuthError(400, 'bad_json', 'Could not parse request body as JSON'),
   invalidCredentials: () => new AuthError(400, 'invalid_credentials', 'Invalid login credentials'),
+  overEmailSendRateLimit: (waitSeconds: number) =>
+    new AuthError(
+      429,
+      'over_email_send_rate_limit',
+      `For security purposes, you can only request this after ${waitSeconds} seconds.`,
+    ),
   otpExpired: () => new AuthError(403, 'otp_expired', 'Token has expired or is invalid'),
   /** GoTrue's answer from any of its request limiters; Retry-After (RFC 6585 §4) is ours. */
   overRequestRateLimit: (retryAfterSeconds: number) =>

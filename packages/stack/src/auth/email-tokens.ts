@@ -55,13 +55,7 @@ function assertSendAllowed(context: AuthContext, user: UserRow, slot: Slot) {
   if (!sentAt) return;
   const elapsed = (Date.now() - sentAt.getTime()) / 1000;
   const wait = Math.ceil(context.config.emailMaxFrequencySeconds - elapsed);
-  if (wait > 0) {
-    throw new AuthError(
-      429,
-      'over_email_send_rate_limit',
-      `For security purposes, you can only request this after ${wait} seconds.`,
-    );
-  }
+  if (wait > 0) throw authErrors.overEmailSendRateLimit(wait);
 }
 
 export async function issueEmailToken(

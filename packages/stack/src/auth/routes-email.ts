@@ -140,8 +140,12 @@ export function emailRoutes(context: AuthContext) {
     let user = await findUserByEmail(pool, body.email);
     if (!user) {
       // GoTrue answers 422 otp_disabled here, which tells a known address from an unknown one;
-      // this service answers as for a known address and sends nothing (as /recover does).
-      if (!body.create_user || !config.signupEnabled) return c.json({});
+      // this service answers as for a known address and sends nothing (as /recover does),
+      // including the 429 a known address gets when it asks again within max_frequency.
+      if (!body.create_user || !config.signupEnabled) {
+        defences.unknownAddresses.ask(body.email);
+        return c.json({});
+      }
       user = await insertUser(pool, {
         email: body.email,
         passwordHash: null,
@@ -160,10 +164,13 @@ export function emailRoutes(context: AuthContext) {
     defences.requests.check('recover', clientAddress(c));
     const body = await readBody(c, recoverSchema);
     const user = await findUserByEmail(pool, body.email);
-    // An unknown address answers the same as a known one: no account enumeration.
+    // An unknown address answers the same as a known one, a second ask within max_frequency
+    // included: no account enumeration.
     if (user) {
       await startFlowState(pool, user.id, 'recovery', body);
       await send(user, 'recovery', resolveRedirect(config, c.req.query('redirect_to')));
+    } else {
+      defences.unknownAddresses.ask(body.email);
     }
     return c.json({});
   });
