@@ -93,13 +93,19 @@ describe('on a terminal', () => {
 });
 
 describe('failures that say why', () => {
-  it.skipIf(process.getuid?.() !== 0)(
-    'names a data directory Postgres cannot reach, the user it runs as, and the fix',
-    () => {
-      const privateDir = join(scratch, 'private');
+  it.skipIf(process.getuid?.() !== 0).each([[[]], [['--detach']]])(
+    'names a data directory Postgres cannot reach, the user it runs as, and the fix (flags %j)',
+    (flags) => {
+      const privateDir = join(scratch, `private-${flags.length}`);
       mkdirSync(privateDir, { mode: 0o700 });
       chmodSync(privateDir, 0o700);
-      const result = stack(['up', '--free-ports', '--data-dir', join(privateDir, 'data')]);
+      const result = stack([
+        'up',
+        ...flags,
+        '--free-ports',
+        '--data-dir',
+        join(privateDir, 'data'),
+      ]);
       expect(result.code).toBe(1);
       const [line, ...rest] = result.stderr.trim().split('\n');
       expect(rest).toEqual([]);

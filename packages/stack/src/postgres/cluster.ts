@@ -111,6 +111,9 @@ export async function startCluster(options: ClusterOptions): Promise<RunningClus
   const pgDir = join(options.dataDir, 'pg');
   const created = !existsSync(join(pgDir, 'PG_VERSION'));
   if (created) initializeCluster(pgDir, options);
+  // Again on every start: a data dir moved, or a parent made private since, would otherwise stop
+  // the server with a bare "Permission denied" in its log.
+  else if (user) assertServerUserReaches(options.dataDir, user, 'postgres');
   const server = new ManagedProcess({
     name: 'postgres',
     command: binaries.postgres,
