@@ -25,6 +25,11 @@ export function startFarm(config: FarmConfig, db: Database, logger: Logger): Run
     adbServerPort: config.adbServerPort,
     commandTimeoutMs: config.android.commandTimeoutMs,
     installTimeoutMs: config.android.installTimeoutMs,
+    // aapt parses the caller's APK: in bubblewrap, as the uid after the shell sandboxes' own.
+    aaptSandbox: {
+      bwrapPath: config.bwrapPath,
+      uid: config.shell.sandboxUidBase + config.shell.maxConcurrent,
+    },
   });
   const devices = new ProxyFarmDevices(config, db, farmLogger);
   const browsers = new BrowserSessions(config, db, devices, farmLogger);

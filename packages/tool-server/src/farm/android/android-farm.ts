@@ -2,8 +2,12 @@
 // call is one `adb -P <port> -s <serial> …` client run against the host's adb server, with an
 // argument array and a time limit. User input never reaches `adb shell` (whose words the device's
 // shell interprets): package names go through `adb uninstall`, which quotes them, after
-// validation; listing runs a fixed command line.
+// validation; listing runs a fixed command line. aapt, which parses the caller's APK (a zip and a
+// binary manifest), runs in a bubblewrap sandbox when one is configured.
+import { chmod, chown, copyFile, link, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type AppIdentity,
   type AppInstaller,
@@ -24,7 +28,16 @@ export interface AndroidFarmOptions {
   commandTimeoutMs: number;
   /** Streaming an APK and the device's verification of it. */
   installTimeoutMs: number;
+  /**
+   * Runs aapt in bubblewrap: no network, nothing of the host but /usr (read-only), the APK bound
+   * read-only, rlimits, and (when the tool server is root) this unprivileged uid.
+   */
+  aaptSandbox?: { bwrapPath: string; uid: number };
 }
+
+/** Where the APK and the aapt binary are inside aapt's sandbox. */
+const SANDBOXED_APK = '/farm/package.apk';
+const SANDBOXED_AAPT = '/farm/aapt';
 
 /** adb's client errors that mean the device, not the package, is the problem. */
 const DEVICE_UNAVAILABLE =
@@ -48,15 +61,111 @@ export class AndroidFarm implements AppInstaller {
   }
 
   async inspect(file: string): Promise<AppIdentity> {
-    const result = await this.run(this.options.aaptPath, ['dump', 'badging', file], {
-      timeoutMs: this.options.commandTimeoutMs,
-    });
+    const sandbox = this.options.aaptSandbox;
+    const result = sandbox
+      ? await this.inspectSandboxed(file, sandbox)
+      : await this.run(this.options.aaptPath, ['dump', 'badging', file], {
+          timeoutMs: this.options.commandTimeoutMs,
+        });
     const identity = result.exitCode === 0 ? parseBadging(result.stdout) : null;
     if (!identity) {
-      const detail = firstLine(result.stderr.replaceAll(file, 'the file')) || 'no package line';
+      const stderr = result.stderr
+        .replaceAll(file, 'the file')
+        .replaceAll(SANDBOXED_APK, 'the file');
+      const detail = firstLine(stderr) || 'no package line';
       throw new AppInstallerError('bad_package', `not a valid APK (aapt: ${detail})`);
     }
     return identity;
+  }
+
+  /**
+   * `aapt dump badging` in bubblewrap (docs/farm.md "Android devices"): every namespace unshared
+   * (no network), capabilities dropped, /usr read-only and nothing else of the host, the APK and
+   * the aapt binary bound read-only, address space, CPU, processes and files limited. A parser
+   * bug reached by a crafted APK then runs as an unprivileged uid in an empty sandbox, not as the
+   * tool server. The APK is linked into a directory of its own that only that uid may enter (the
+   * caller's directory stays private); bwrap, running as that uid, must resolve what it binds.
+   */
+  private async inspectSandboxed(
+    file: string,
+    sandbox: { bwrapPath: string; uid: number },
+  ): Promise<CommandResult> {
+    const asRoot = process.getuid?.() === 0;
+    const staging = await mkdtemp(join(tmpdir(), 'farm-aapt-'));
+    try {
+      const staged = join(staging, 'package.apk');
+      await link(file, staged).catch(() => copyFile(file, staged));
+      if (asRoot) {
+        await chown(staging, sandbox.uid, sandbox.uid);
+        await chown(staged, sandbox.uid, sandbox.uid);
+      }
+      await chmod(staged, 0o400);
+      const aapt = await realpath(this.options.aaptPath);
+      const seconds = Math.max(1, Math.ceil(this.options.commandTimeoutMs / 1000));
+      return await this.run(
+        'prlimit',
+        [
+          '--as=2147483648',
+          `--cpu=${seconds}`,
+          '--nproc=64',
+          '--nofile=64',
+          '--fsize=0',
+          '--core=0',
+          '--',
+          sandbox.bwrapPath,
+          '--unshare-all',
+          '--die-with-parent',
+          '--new-session',
+          '--cap-drop',
+          'ALL',
+          '--ro-bind',
+          '/usr',
+          '/usr',
+          '--symlink',
+          'usr/bin',
+          '/bin',
+          '--symlink',
+          'usr/lib',
+          '/lib',
+          '--symlink',
+          'usr/lib64',
+          '/lib64',
+          '--ro-bind-try',
+          '/etc/ld.so.cache',
+          '/etc/ld.so.cache',
+          '--ro-bind',
+          aapt,
+          SANDBOXED_AAPT,
+          '--ro-bind',
+          staged,
+          SANDBOXED_APK,
+          '--proc',
+          '/proc',
+          '--dev',
+          '/dev',
+          '--remount-ro',
+          '/dev',
+          '--remount-ro',
+          '/',
+          '--clearenv',
+          '--setenv',
+          'PATH',
+          '/usr/bin:/bin',
+          '--',
+          SANDBOXED_AAPT,
+          'dump',
+          'badging',
+          SANDBOXED_APK,
+        ],
+        {
+          timeoutMs: this.options.commandTimeoutMs,
+          label: 'aapt',
+          ...(asRoot ? { uid: sandbox.uid } : {}),
+        },
+      );
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
   }
 
   async install(
@@ -124,7 +233,7 @@ export class AndroidFarm implements AppInstaller {
   private async run(
     file: string,
     args: string[],
-    options: { timeoutMs: number },
+    options: { timeoutMs: number; uid?: number; label?: string },
   ): Promise<CommandResult> {
     if (this.shutdown.signal.aborted) {
       throw new AppInstallerError('device_unavailable', 'the farm is shutting down');
@@ -140,7 +249,7 @@ export class AndroidFarm implements AppInstaller {
     if (result.timedOut) {
       throw new AppInstallerError(
         'timeout',
-        `${args[0] === '-P' ? 'adb' : file} timed out after ${options.timeoutMs} ms`,
+        `${options.label ?? (args[0] === '-P' ? 'adb' : file)} timed out after ${options.timeoutMs} ms`,
       );
     }
     return result;

@@ -17,6 +17,8 @@ export interface CommandOptions {
   env?: NodeJS.ProcessEnv;
   /** Aborting kills the process (SIGKILL) and rejects with an AbortError: server shutdown. */
   signal?: AbortSignal;
+  /** Run as this uid and gid (the tool server is root): a sandboxed aapt's own. */
+  uid?: number;
 }
 
 export function runCommand(
@@ -32,6 +34,7 @@ export function runCommand(
       env: options.env ?? { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
       signal: options.signal,
       killSignal: 'SIGKILL',
+      ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.uid }),
     });
     const collect = (stream: NodeJS.ReadableStream) => {
       const chunks: Buffer[] = [];
