@@ -10,11 +10,23 @@
 //   - breakpoints (issue 19): --held exchanges held at once, each released by a REST PATCH, the
 //     resume-to-release latency p50/p95 (run last: the device it allocates takes this host's
 //     shared-port traffic; the throughput rows run with no pattern set, as in production).
-// Run: npm run bench:proxy -- [--seconds 5] [--sequential 200] [--rate 2000] [--sustain 60] [--held 100]
+//   - with --profile DIR: our (HTTP/1) proxy runs under `node --cpu-prof`; its profile, a flame
+//     graph (DIR/ours.svg) and the self time by area are written at the end. Profiling slows
+//     the proxy: take the ratios from a run without it.
+// Run: npm run bench:proxy -- [--seconds 5] [--sequential 200] [--rate 2000] [--sustain 60] [--held 100] [--profile DIR]
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
@@ -31,6 +43,7 @@ import {
 } from '../packages/stack/src/postgres/schema-setup.ts';
 import { REPO_ROOT } from '../packages/stack/src/stack.ts';
 import { LeafCertificateCache, loadOrCreateCertificateAuthority } from '../proxy/src/index.ts';
+import { type CpuProfile, renderFlameGraph, summarizeSelfTime } from './proxy/flame-graph.ts';
 import { grpcClosedLoop } from './proxy/grpc-load.ts';
 import {
   closedLoop,
@@ -49,8 +62,10 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '2000' },
     sustain: { type: 'string', default: '60' },
     held: { type: 'string', default: '100' },
+    profile: { type: 'string' },
   },
 });
+const profileDir = values.profile ? resolve(values.profile) : undefined;
 const seconds = Number(values.seconds);
 const logger = pino({ level: 'error' });
 const node = join(REPO_ROOT, 'node_modules', '.bin', 'node');
@@ -105,7 +120,8 @@ try {
   const ourPort = await findFreePort();
   const ourManagement = await findFreePort();
   const devicePorts = await findFreePortRange(4);
-  start(node, [join(REPO_ROOT, 'proxy', 'src', 'cli.ts')], {
+  const profileArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  start(node, [...profileArgs, join(REPO_ROOT, 'proxy', 'src', 'cli.ts')], {
     PROXY_DB_URL: cluster.url,
     PROXY_DATA_DIR: join(work, 'ours'),
     PROXY_PORT: String(ourPort),
@@ -362,4 +378,27 @@ try {
   await cluster.stop();
   rmSync(work, { recursive: true, force: true });
   rmSync(dbDir, { recursive: true, force: true });
+}
+if (profileDir) writeFlameGraph(profileDir);
+
+/** The profile our proxy wrote on exit, as a flame graph and a self-time table. */
+function writeFlameGraph(dir: string) {
+  const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'));
+  if (!file) {
+    console.error(`no .cpuprofile in ${dir}`);
+    return;
+  }
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+  writeFileSync(
+    join(dir, 'ours.svg'),
+    renderFlameGraph(profile, 'capture proxy under bench:proxy (every scenario of one run)'),
+  );
+  const summary = summarizeSelfTime(profile);
+  const lines = [`profile: ${join(dir, file)}, flame graph ${join(dir, 'ours.svg')}`, ''];
+  lines.push('| area (self time) | share |', '|---|---|');
+  for (const area of summary.areas) lines.push(`| ${area.name} | ${area.percent.toFixed(1)}% |`);
+  lines.push('', '| frame (self time) | share |', '|---|---|');
+  for (const frame of summary.frames)
+    lines.push(`| \`${frame.name}\` | ${frame.percent.toFixed(1)}% |`);
+  console.log(lines.join('\n'));
 }
