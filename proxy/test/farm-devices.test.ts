@@ -177,11 +177,9 @@ describe('traffic of farm devices', () => {
       join(caDir, 'ca.pem'),
       '--resolve',
       `${proxyName}:${daemon.port}:127.0.0.1`,
+      // From the farm host, the address it was allocated from: a farm port takes nothing else.
       '--interface',
-      '127.0.0.9',
-      // Not the allocating address: the device proves itself with its owner's bundle (issue 21).
-      '--proxy-user',
-      `${bundle.bundle_id}:${bundle.password}`,
+      '127.0.0.1',
       `http://127.0.0.1:${origins.httpPort}/farm/sni`,
     ]);
     expect(result.stderr).toBe('');
@@ -219,6 +217,51 @@ describe('traffic of farm devices', () => {
     } finally {
       await other.stop();
     }
+  });
+});
+
+describe("a farm device's port, tried by its owner from elsewhere", () => {
+  it("refuses the owner's own bundle from another address (403), capturing nothing", async () => {
+    await markFarmDevice(uuidOf(8), 'cdp');
+    const port = await allocate(uuidOf(8));
+    const path = '/farm/phone-posing-as-farm';
+    // An ordinary device of the owner would be admitted so (issue 21); a farm device is not, or
+    // a phone's traffic would be captured as the farm browser's.
+    const reply = await send({
+      port,
+      path: `http://127.0.0.1:${origins.httpPort}${path}`,
+      headers: { 'proxy-authorization': basicAuthorization(bundle) },
+      localAddress: '127.0.0.9',
+    });
+    expect(reply.status).toBe(403);
+    expect(reply.body).toContain('farm host only');
+    expect(origins.hits.get(path)).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await database.query('select 1 from public.entries where path = $1', [path])).toEqual(
+      [],
+    );
+  });
+
+  it('refuses /allocate of the farm device from another address, keeping its binding', async () => {
+    await markFarmDevice(uuidOf(9), 'farm');
+    const port = await allocate(uuidOf(9));
+    const moved = await send({
+      port: daemon.managementPort as number,
+      path: '/allocate',
+      method: 'POST',
+      headers: { authorization: basicAuthorization(bundle), 'content-type': 'application/json' },
+      body: JSON.stringify({ uuid: uuidOf(9), deviceName: 'my phone' }),
+      localAddress: '127.0.0.9',
+    });
+    expect(moved.status).toBe(403);
+    expect(JSON.parse(moved.body)).toMatchObject({ error: 'farm_device' });
+    const rows = await database.query<{ allocated_from: string }>(
+      'select host(allocated_from) as allocated_from from public.device_ports where device_uuid = $1',
+      [uuidOf(9)],
+    );
+    expect(rows).toEqual([{ allocated_from: '127.0.0.1' }]);
+    // The farm host itself allocates it again (a tool server restarting) and keeps its port.
+    expect(await allocate(uuidOf(9))).toBe(port);
   });
 });
 

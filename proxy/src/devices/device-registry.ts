@@ -190,6 +190,7 @@ export class DeviceRegistry {
     request: AllocationRequest,
     clientIp: string | null,
   ): Promise<Allocation | null> {
+    await this.refuseFarmDeviceElsewhere(request.uuid, clientIp);
     try {
       const { rows } = await this.asService<{
         port: number;
@@ -230,6 +231,29 @@ export class DeviceRegistry {
         503,
         'unavailable',
         'the device database is unavailable; try again',
+      );
+    }
+  }
+
+  /**
+   * A farm device's port stays bound to the farm host that first allocated it (issue 16): its
+   * owner's bundle is the one the tool server uses, so without this a phone could call /allocate
+   * for the farm device, move its binding to itself, and be captured as the farm (and break the
+   * farm's egress). A farm host whose address changed deletes the device; the farm makes another.
+   */
+  private async refuseFarmDeviceElsewhere(uuid: string, clientIp: string | null): Promise<void> {
+    const { rows } = await this.asService<{ allocated_from: string | null }>(
+      `select host(p.allocated_from) as allocated_from
+       from public.device_ports p join private.farm_devices f using (device_uuid)
+       where p.device_uuid = $1`,
+      [uuid],
+    ).catch(() => ({ rows: [] as Array<{ allocated_from: string | null }> }));
+    const bound = rows[0]?.allocated_from;
+    if (bound && bound !== clientIp?.replace(/^::ffff:/, '')) {
+      throw new AllocationError(
+        403,
+        'farm_device',
+        "a farm device's port stays with the farm host that allocated it",
       );
     }
   }

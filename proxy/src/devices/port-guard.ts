@@ -4,7 +4,9 @@
 // address that last called /allocate for the device (device_ports.allocated_from), or when it
 // carries `Proxy-Authorization: Basic <bundle id>:<secret>` of a live certificate bundle of the
 // device's owner (RFC 9110 §11.7.1). Anything else is refused, 407 without usable credentials and
-// 403 with another account's, before a byte is forwarded or captured.
+// 403 with another account's, before a byte is forwarded or captured. A farm device's port
+// (private.farm_devices, issue 16) takes its farm host's address only: with the owner's bundle a
+// phone could otherwise have its traffic captured as the farm's (source cdp or farm).
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { bundleCredentials } from './bundle-credentials.ts';
@@ -18,6 +20,8 @@ export type PortAdmission = { ok: true } | { ok: false; status: 403 | 407; messa
 interface Binding {
   ownerUserId: string;
   allocatedFrom: string | null;
+  /** The farm's device: its port admits the farm host's address and nothing else. */
+  farm: boolean;
   at: number;
 }
 
@@ -45,6 +49,9 @@ export class PortGuard {
     if (binding && Date.now() - binding.at > 1_000) binding = await this.binding(deviceUuid, true);
     if (!binding) return { ok: false, status: 403, message: 'this device port has no device' };
     if (ip && binding.allocatedFrom === ip) return { ok: true };
+    if (binding.farm) {
+      return { ok: false, status: 403, message: "a farm device's port accepts its farm host only" };
+    }
     const credentials = bundleCredentials(proxyAuthorization);
     const owner = credentials && (await this.ownerOf(proxyAuthorization as string, credentials));
     if (!owner) {
@@ -69,9 +76,14 @@ export class PortGuard {
   private async binding(deviceUuid: string, fresh: boolean): Promise<Binding | undefined> {
     const cached = this.bindings.get(deviceUuid);
     if (cached && !fresh && Date.now() - cached.at < PORT_GUARD_CACHE_MS) return cached;
-    const { rows } = await this.asService<{ owner_user_id: string; allocated_from: string | null }>(
-      `select d.owner_user_id, host(p.allocated_from) as allocated_from
+    const { rows } = await this.asService<{
+      owner_user_id: string;
+      allocated_from: string | null;
+      farm: boolean;
+    }>(
+      `select d.owner_user_id, host(p.allocated_from) as allocated_from, f.device_uuid is not null as farm
        from public.device_ports p join public.devices d on d.uuid = p.device_uuid
+       left join private.farm_devices f on f.device_uuid = p.device_uuid
        where p.device_uuid = $1`,
       [deviceUuid],
     );
@@ -83,6 +95,7 @@ export class PortGuard {
     const binding = {
       ownerUserId: row.owner_user_id,
       allocatedFrom: row.allocated_from,
+      farm: row.farm,
       at: Date.now(),
     };
     this.bindings.set(deviceUuid, binding);
