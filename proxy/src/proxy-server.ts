@@ -251,6 +251,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
               options.devices.allocateFailuresPerMinute,
             ),
             rebound: (deviceUuid: string) => portGuard?.forget(deviceUuid),
+            logger,
           }
         : undefined,
     listeningPorts: () => listeners.ports,

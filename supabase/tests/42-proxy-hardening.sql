@@ -4,7 +4,7 @@
 -- and revoke_proxy_bundle answering 404 (not 500) for a bundle the caller cannot see.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(25);
+select plan(27);
 
 \ir helpers/actors.psql
 
@@ -60,19 +60,23 @@ select is(pg_temp.try_as('service', format($$select * from private.allocate_devi
   'while another account still gets ports');
 
 -- /allocate failures per address: a call is counted before it is answered.
-select is(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.5', 2)::text$$), '0',
+select is(pg_temp.value_as('service', $$select retry_after::text from private.begin_proxy_allocate_attempt('203.0.113.5', 2)$$), '0',
   'an address without failures may try (its call is counted)');
-select is(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.5', 2)::text$$), '0',
+select is(pg_temp.value_as('service', $$select retry_after::text from private.begin_proxy_allocate_attempt('203.0.113.5', 2)$$), '0',
   'and once more in the same minute');
-select ok(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.5', 2)::text$$)::int between 1 and 60,
+select ok(pg_temp.value_as('service', $$select retry_after::text from private.begin_proxy_allocate_attempt('203.0.113.5', 2)$$)::int between 1 and 60,
   'an address at its limit waits for the window''s end, and is not counted further');
 select is((select failures from private.proxy_allocate_failures where client_ip = '203.0.113.5'),
   2, 'a refused call takes no place');
-select is(pg_temp.try_as('service', $$select private.forgive_proxy_allocate_attempt('203.0.113.5')$$),
+select is(pg_temp.try_as('service', $$select private.forgive_proxy_allocate_attempt('203.0.113.5', date_trunc('minute', now()) - interval '1 minute')$$),
+  'ok:1', 'a place given back in another minute');
+select is((select failures from private.proxy_allocate_failures where client_ip = '203.0.113.5'),
+  2, 'frees nothing in this one');
+select is(pg_temp.try_as('service', $$select private.forgive_proxy_allocate_attempt('203.0.113.5', date_trunc('minute', now()))$$),
   'ok:1', 'a call that succeeded gives its place back');
-select is(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.5', 2)::text$$), '0',
+select is(pg_temp.value_as('service', $$select retry_after::text from private.begin_proxy_allocate_attempt('203.0.113.5', 2)$$), '0',
   'so the address may try again');
-select is(pg_temp.value_as('service', $$select private.begin_proxy_allocate_attempt('203.0.113.6', 2)::text$$), '0',
+select is(pg_temp.value_as('service', $$select retry_after::text from private.begin_proxy_allocate_attempt('203.0.113.6', 2)$$), '0',
   'other addresses are not affected');
 select is(pg_temp.try_as('a', $$select private.begin_proxy_allocate_attempt('203.0.113.7', 2)$$), 'error:42501',
   'API users may not count calls');

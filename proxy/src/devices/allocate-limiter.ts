@@ -19,23 +19,34 @@ export class AllocateLimiter {
     this.perMinute = perMinute;
   }
 
-  /** Counts a call before it is answered; seconds to wait instead (429) when none is left. */
-  async begin(clientIp: string | null): Promise<number> {
-    if (!clientIp) return 0;
-    const { rows } = await this.pool.query<{ seconds: number }>(
-      'select private.begin_proxy_allocate_attempt($1, $2) as seconds',
+  /**
+   * Counts a call before it is answered: its place (give it back with `forgive` unless the call
+   * fails), or the seconds to wait instead (429) when none is left.
+   */
+  async begin(clientIp: string | null): Promise<AllocatePlace> {
+    if (!clientIp) return { retryAfter: 0 };
+    const { rows } = await this.pool.query<{ retry_after: number; window_start: Date | null }>(
+      'select retry_after, window_start from private.begin_proxy_allocate_attempt($1, $2)',
       [plainAddress(clientIp), this.perMinute],
     );
-    return rows[0]?.seconds ?? 0;
+    const row = rows[0];
+    return { retryAfter: row?.retry_after ?? 0, window: row?.window_start ?? undefined };
   }
 
   /** The call was not a failure (it succeeded, or its client left): its place is given back. */
-  async forgive(clientIp: string | null): Promise<void> {
-    if (!clientIp) return;
-    await this.pool.query('select private.forgive_proxy_allocate_attempt($1)', [
+  async forgive(clientIp: string | null, place: AllocatePlace): Promise<void> {
+    if (!clientIp || !place.window) return;
+    await this.pool.query('select private.forgive_proxy_allocate_attempt($1, $2)', [
       plainAddress(clientIp),
+      place.window,
     ]);
   }
+}
+
+/** A call's place in its address's count: the window it was taken in, or how long to wait. */
+export interface AllocatePlace {
+  retryAfter: number;
+  window?: Date;
 }
 
 /** An IPv4-mapped address counts as the IPv4 address it is. */

@@ -5,6 +5,7 @@
 // errors are JSON {error, message} with 400, 401 (plus WWW-Authenticate), 403, 405, 413, 503,
 // and 429 (with Retry-After) once an address has failed too often (allocate-limiter.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { AllocateLimiter } from './allocate-limiter.ts';
 import { type BundleCredentials, bundleCredentials } from './bundle-credentials.ts';
@@ -49,6 +50,7 @@ export interface AllocateContext {
   limiter: AllocateLimiter;
   /** The device's port was bound (again) to the caller's address: drop what was cached. */
   rebound(deviceUuid: string): void;
+  logger: Logger;
 }
 
 /** What a call answers: status, JSON body and extra headers. */
@@ -135,7 +137,8 @@ export async function handleAllocate(
     return;
   }
   const clientIp = request.socket.remoteAddress ?? null;
-  const wait = await context.limiter.begin(clientIp);
+  const place = await context.limiter.begin(clientIp);
+  const wait = place.retryAfter;
   if (wait > 0) {
     request.resume();
     reply(response, {
@@ -146,12 +149,15 @@ export async function handleAllocate(
     return;
   }
   const answer = await allocateAnswer(request, context, clientIp);
-  if (answer === 'aborted' || !counted(answer)) await context.limiter.forgive(clientIp);
-  if (answer === 'aborted') {
-    response.destroy();
-    return;
+  if (answer === 'aborted') response.destroy();
+  else reply(response, answer);
+  // After the answer: the port is allocated whether or not the place can be given back (then
+  // it stays counted, as a failure would, until the minute ends).
+  if (answer === 'aborted' || !counted(answer)) {
+    await context.limiter.forgive(clientIp, place).catch((error: unknown) => {
+      context.logger.warn({ err: error }, 'cannot give back an /allocate place');
+    });
   }
-  reply(response, answer);
 }
 
 async function allocateAnswer(
