@@ -363,6 +363,41 @@ describe('the sandbox through MCP', () => {
     });
   });
 
+  it('allocates its farm device again when the port is bound to another address', async () => {
+    // The admin's farm shell device, with its port bound elsewhere: the farm host's address
+    // changed, or another client allocated the new device first. The proxy refuses /allocate
+    // from here (403 farm_device); the farm gives the port up and allocates it again.
+    const { rows } = await db.query<{ uuid: string }>(
+      `insert into public.devices (name, os, owner_user_id)
+       select 'Farm shell on ${FARM_HOST}', 'linux', id from auth.users where email = $1
+       returning uuid`,
+      [DEMO.admin.email],
+    );
+    const deviceUuid = rows[0]?.uuid as string;
+    await db.query(
+      `insert into private.farm_devices (device_uuid, source, farm_host) values ($1, 'farm', $2)`,
+      [deviceUuid, FARM_HOST],
+    );
+    await db.query(
+      `insert into public.device_ports (device_uuid, port, allocated_from)
+       select $1, coalesce(max(port), 20000) + 1, '127.0.0.9' from public.device_ports
+       on conflict (device_uuid) do update set allocated_from = excluded.allocated_from`,
+      [deviceUuid],
+    );
+    const marker = `farm-rebound-${Date.now()}`;
+    const output = await confirmedRun({
+      command: `curl -sS --max-time 10 http://${ORIGIN_HOST}:${originPort}/${marker}`,
+      network: 'proxy',
+    });
+    expect(output.stdout).toBe(`origin saw /${marker}`);
+    expect(output.device_uuid).toBe(deviceUuid);
+    const bound = await db.query<{ allocated_from: string }>(
+      'select host(allocated_from) as allocated_from from public.device_ports where device_uuid = $1',
+      [deviceUuid],
+    );
+    expect(bound.rows).toEqual([{ allocated_from: '127.0.0.1' }]);
+  });
+
   it('fetches through the capture proxy with network proxy, captured with source farm', async () => {
     const marker = `farm-${Date.now()}`;
     const output = await confirmedRun({

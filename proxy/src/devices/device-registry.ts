@@ -242,12 +242,20 @@ export class DeviceRegistry {
    * farm's egress). A farm host whose address changed deletes the device; the farm makes another.
    */
   private async refuseFarmDeviceElsewhere(uuid: string, clientIp: string | null): Promise<void> {
+    // Fails closed: a check that cannot run refuses the call as the allocation itself would.
     const { rows } = await this.asService<{ allocated_from: string | null }>(
       `select host(p.allocated_from) as allocated_from
        from public.device_ports p join private.farm_devices f using (device_uuid)
        where p.device_uuid = $1`,
       [uuid],
-    ).catch(() => ({ rows: [] as Array<{ allocated_from: string | null }> }));
+    ).catch((error: unknown) => {
+      this.logger.error({ err: error }, 'cannot check for a farm device');
+      throw new AllocationError(
+        503,
+        'unavailable',
+        'the device database is unavailable; try again',
+      );
+    });
     const bound = rows[0]?.allocated_from;
     if (bound && bound !== clientIp?.replace(/^::ffff:/, '')) {
       throw new AllocationError(

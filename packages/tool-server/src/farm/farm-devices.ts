@@ -100,12 +100,41 @@ export class ProxyFarmDevices implements FarmDevices {
     });
   }
 
+  /**
+   * The device's port, allocated from this host. The proxy keeps a farm device's port with the
+   * address that first allocated it (docs/farm.md "Farm devices"); when that is not this host's
+   * (the farm host's address changed, or someone else allocated the new device first) it answers
+   * 403 farm_device: the port is then given up and allocated again from here, once. The device,
+   * and the captures under it, stay.
+   */
   private async allocate(
     call: ToolCall,
     managementUrl: string,
     deviceUuid: string,
     source: FarmCaptureSource,
   ): Promise<DevicePort> {
+    const first = await this.allocateOnce(call, managementUrl, deviceUuid, source);
+    if (!('refusedAsBoundElsewhere' in first)) return first;
+    this.logger.warn({ deviceUuid, source }, 'farm device port bound elsewhere; allocating again');
+    await this.db.query(
+      `delete from public.device_ports p
+        where p.device_uuid = $1
+          and exists (select 1 from private.farm_devices f where f.device_uuid = p.device_uuid)`,
+      [deviceUuid],
+    );
+    const second = await this.allocateOnce(call, managementUrl, deviceUuid, source);
+    if ('refusedAsBoundElsewhere' in second) {
+      throw new ToolError('failed', 'The capture proxy keeps refusing the farm device; retry.');
+    }
+    return second;
+  }
+
+  private async allocateOnce(
+    call: ToolCall,
+    managementUrl: string,
+    deviceUuid: string,
+    source: FarmCaptureSource,
+  ): Promise<DevicePort | { refusedAsBoundElsewhere: true }> {
     const bundle = await call.asCaller(async (client) => {
       const { rows } = await client.query<{ bundle: Bundle }>(
         'select public.issue_proxy_bundle($1) as bundle',
@@ -133,6 +162,9 @@ export class ProxyFarmDevices implements FarmDevices {
         error?: string;
         message?: string;
       };
+      if (response.status === 403 && body.error === 'farm_device') {
+        return { refusedAsBoundElsewhere: true };
+      }
       if (response.status !== 200 || typeof body.port !== 'number') {
         throw allocationError(response.status, body);
       }
