@@ -51,6 +51,28 @@ describe('the Modify editor of a held breakpoint', () => {
     });
   });
 
+  it('leaves out the pseudo-headers of a request held from an HTTP/2 client', () => {
+    // Regression: :method, :path, :authority and :scheme went into the draft, and the proxy
+    // answered the held client 502 breakpoint_modify_invalid when it was sent unchanged.
+    const draft = editableMessage({
+      phase: 'request',
+      method: 'POST',
+      url: HELD_REQUEST.url,
+      message: {
+        ...HELD_REQUEST,
+        httpVersion: 'HTTP/2',
+        requestHeaders: [
+          [':method', 'POST'],
+          [':path', '/bp-1?a=1'],
+          [':authority', '127.0.0.1:8080'],
+          [':scheme', 'http'],
+          ['content-type', 'application/grpc'],
+        ],
+      },
+    });
+    expect(draft.headers).toEqual([['content-type', 'application/grpc']]);
+  });
+
   it('offers a held response with only status, headers and body', () => {
     const draft = editableMessage({
       phase: 'response',

@@ -19,6 +19,10 @@ export interface EditableMessage {
 function headersOf(value: unknown): string[] {
   const flat: string[] = [];
   const push = (name: unknown, header: unknown) => {
+    // An HTTP/2 pseudo-header (RFC 9113 §8.3: :method, :path, :authority, :scheme, :status) is
+    // the request or status line, which method, url and status set; a captured one copied into
+    // an edit is left out rather than failing the exchange.
+    if (typeof name === 'string' && /^:[a-z]+$/.test(name)) return;
     if (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
       throw new ModifiedMessageError(`not a header name: ${String(name)}`);
     }

@@ -23,6 +23,9 @@ function headerPairsOf(value: unknown): Array<[string, string]> | null {
   for (const pair of value) {
     if (!Array.isArray(pair) || typeof pair[0] !== 'string' || typeof pair[1] !== 'string')
       return null;
+    // HTTP/2 pseudo-headers (:method, :path, :authority, :scheme) are the request line, which
+    // method and url set; the proxy would refuse them as header names.
+    if (pair[0].startsWith(':')) continue;
     if (!LEFT_TO_THE_PROXY.has(pair[0].toLowerCase())) pairs.push([pair[0], pair[1]]);
   }
   return pairs;
