@@ -626,7 +626,8 @@ describe('pattern changes', () => {
 describe('a deleted held row', () => {
   // Regression (issue 19 audit): only a resume notified the proxy, so a held row deleted over
   // REST (RLS lets its owner) or with its device left the client waiting for the hold limit
-  // (60 s here). The abort answer well inside it shows the delete released the client.
+  // (60 s here). An answer within 5 s (against the test's own 30 s timeout) shows the delete
+  // released the client, with room for a loaded machine.
   it('answers the client with the abort error at once when the owner deletes the row over REST', async () => {
     await setDeviceBreakpoints([{ pattern: '127.0.0.1/gone/*' }]);
     await waitForPattern(proxy, 'request', `${origin()}/gone/x`);
@@ -636,7 +637,7 @@ describe('a deleted held row', () => {
     expect(deleted).toMatchObject({ status: 200, body: [{ id: Number(row?.id) }] });
     const deletedAt = performance.now();
     const answer = await pending;
-    expect(answer.at - deletedAt).toBeLessThan(proxy.breakpoints?.holdTimeoutMs as number);
+    expect(answer.at - deletedAt).toBeLessThan(5_000);
     expect(answer.status).toBe(502);
     expect(answer.headers['x-capture-breakpoint']).toBe('aborted');
     expect(JSON.parse(answer.body)).toEqual({
@@ -681,7 +682,7 @@ describe('a deleted held row', () => {
     const deletedAt = performance.now();
     expect(await rowById(row?.id as string)).toBeUndefined();
     const answer = await pending;
-    expect(answer.at - deletedAt).toBeLessThan(proxy.breakpoints?.holdTimeoutMs as number);
+    expect(answer.at - deletedAt).toBeLessThan(5_000);
     expect(answer.status).toBe(502);
     expect(JSON.parse(answer.body)).toMatchObject({
       error: 'breakpoint_aborted',

@@ -6,7 +6,7 @@
 // client addresses set as the gateway sets them (X-Forwarded-For); the last part goes through
 // the real gateway over real sockets from two loopback addresses.
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +56,12 @@ interface Answer {
   headers: Headers;
 }
 
+/** Each service's mailbox, removed when the file is done. */
+const mailboxDirs: string[] = [];
+afterAll(() => {
+  for (const dir of mailboxDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 function authService(overrides: Record<string, unknown> = {}) {
   const base = authConfigFrom(
     loadProjectConfig(FIXTURE_PROJECT),
@@ -70,6 +76,7 @@ function authService(overrides: Record<string, unknown> = {}) {
     ...overrides,
   } as AuthConfig;
   const mailboxDir = mkdtempSync(join(tmpdir(), 'auth-attacks-mail-'));
+  mailboxDirs.push(mailboxDir);
   const app = createAuthApp(
     { pool, config, mailbox: new Mailbox(mailboxDir) },
     pino({ level: 'silent' }),

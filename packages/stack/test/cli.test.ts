@@ -105,7 +105,7 @@ describe('a stack.json left behind', () => {
     }
   });
 
-  it('answers status, down and reset as not running for a file that is not a record', () => {
+  it('answers status and down as not running for a file that is not a record', () => {
     writeFileSync(stateFile, '{"pid": 12');
     expect(stack('status')).toMatchObject({
       code: 3,

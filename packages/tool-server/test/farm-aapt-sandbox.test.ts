@@ -2,7 +2,7 @@
 // runs it sandboxed. The real aapt still reads a test APK's identity there; a stand-in aapt, as a
 // crafted APK's code would, looks for a host file, the network and the APK's own writability, and
 // finds none of them (unsandboxed, the same stand-in does).
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -80,6 +80,24 @@ describe('aapt in its sandbox', () => {
       package: 'com.example.hello',
       version_code: '7',
       version_name: '1.7',
+    });
+  });
+
+  it("leaves the caller's file as it was: owner and mode unchanged", async () => {
+    // Regression: the file was hard-linked into the sandbox's directory and the link chown-ed and
+    // chmod-ed for the sandbox's uid, which changed the caller's file (one inode).
+    const file = await apk(
+      'kept.apk',
+      buildTestApk({ package: 'com.example.kept', versionCode: 2, versionName: '2' }),
+    );
+    const before = await stat(file);
+    await new AndroidFarm(options).inspect(file);
+    const after = await stat(file);
+    expect({ uid: after.uid, gid: after.gid, mode: after.mode, nlink: after.nlink }).toEqual({
+      uid: before.uid,
+      gid: before.gid,
+      mode: before.mode,
+      nlink: before.nlink,
     });
   });
 

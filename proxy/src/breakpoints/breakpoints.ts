@@ -115,7 +115,7 @@ export class Breakpoints {
   private readonly earlyResumes = new Map<number, number>();
   private sweeper: NodeJS.Timeout | undefined;
   private reloading: Promise<void> | undefined;
-  private reloadAgain = false;
+  private nextReload: Promise<void> | undefined;
   private stopping = false;
 
   constructor(options: BreakpointOptions) {
@@ -257,20 +257,23 @@ export class Breakpoints {
     await Promise.all([...this.holds.keys()].map((id) => this.closeByProxy(id, 'proxy_stopped')));
   }
 
-  /** Re-reads every pattern (one query); concurrent calls share one read plus one more. */
+  /**
+   * Re-reads every pattern (one query). A call while a read runs waits on one more read after
+   * it, shared by every such call: what it was called for (a change just committed) is in what
+   * it waits on, and nothing it started is left running when it resolves.
+   */
   reload(): Promise<void> {
     if (this.reloading) {
-      this.reloadAgain = true;
-      return this.reloading;
+      this.nextReload ??= this.reloading.then(() => {
+        this.nextReload = undefined;
+        return this.reload();
+      });
+      return this.nextReload;
     }
     this.reloading = this.load()
       .catch((error: unknown) => this.logger.warn({ err: error }, 'cannot load breakpoints'))
       .finally(() => {
         this.reloading = undefined;
-        if (this.reloadAgain) {
-          this.reloadAgain = false;
-          void this.reload();
-        }
       });
     return this.reloading;
   }

@@ -4,7 +4,7 @@
 // shell interprets): package names go through `adb uninstall`, which quotes them, after
 // validation; listing runs a fixed command line. aapt, which parses the caller's APK (a zip and a
 // binary manifest), runs in a bubblewrap sandbox when one is configured.
-import { chmod, chown, copyFile, link, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,7 +83,7 @@ export class AndroidFarm implements AppInstaller {
    * (no network), capabilities dropped, /usr read-only and nothing else of the host, the APK and
    * the aapt binary bound read-only, address space, CPU, processes and files limited. A parser
    * bug reached by a crafted APK then runs as an unprivileged uid in an empty sandbox, not as the
-   * tool server. The APK is linked into a directory of its own that only that uid may enter (the
+   * tool server. The APK is copied into a directory of its own that only that uid may enter (the
    * caller's directory stays private); bwrap, running as that uid, must resolve what it binds.
    */
   private async inspectSandboxed(
@@ -94,7 +94,9 @@ export class AndroidFarm implements AppInstaller {
     const staging = await mkdtemp(join(tmpdir(), 'farm-aapt-'));
     try {
       const staged = join(staging, 'package.apk');
-      await link(file, staged).catch(() => copyFile(file, staged));
+      // A copy, not a hard link: the owner and mode set below would otherwise be the caller's
+      // file's too (a link shares its inode).
+      await copyFile(file, staged);
       if (asRoot) {
         await chown(staging, sandbox.uid, sandbox.uid);
         await chown(staged, sandbox.uid, sandbox.uid);
