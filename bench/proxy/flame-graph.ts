@@ -114,7 +114,8 @@ export function renderFlameGraph(profile: CpuProfile, title: string): string {
   }
   const height = (maxDepth + 1) * ROW + 40;
   const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" font-family="monospace" font-size="11">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" role="img" width="${WIDTH}" height="${height}" font-family="monospace" font-size="11">`,
+    `<title>${escapeXml(`Flame graph: ${title}`)}</title>`,
     `<rect width="${WIDTH}" height="${height}" fill="#fdfdf8"/>`,
     `<text x="4" y="16" font-size="13">${escapeXml(title)} (${busy} samples; hover a box for its share)</text>`,
   ];
