@@ -16,6 +16,7 @@ import {
   type AppPackageFilter,
   type AppTarget,
 } from '../apps/app-installer.ts';
+import { readOnlyUsrRoot } from '../sandbox-root.ts';
 import { ANDROID_PACKAGE_NAME, parseBadging } from './apk-badging.ts';
 import { type CommandResult, runCommand } from './run-command.ts';
 
@@ -120,18 +121,7 @@ export class AndroidFarm implements AppInstaller {
           '--new-session',
           '--cap-drop',
           'ALL',
-          '--ro-bind',
-          '/usr',
-          '/usr',
-          '--symlink',
-          'usr/bin',
-          '/bin',
-          '--symlink',
-          'usr/lib',
-          '/lib',
-          '--symlink',
-          'usr/lib64',
-          '/lib64',
+          ...readOnlyUsrRoot(),
           '--ro-bind-try',
           '/etc/ld.so.cache',
           '/etc/ld.so.cache',

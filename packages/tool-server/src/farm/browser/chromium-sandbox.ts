@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
+import { readOnlyUsrRoot } from '../sandbox-root.ts';
 import { CdpPipe } from './cdp-pipe.ts';
 
 const run = promisify(execFile);
@@ -126,21 +127,7 @@ function bwrapArguments(config: FarmConfig, workDir: string): string[] {
     '1000',
     '--gid',
     '1000',
-    '--ro-bind',
-    '/usr',
-    '/usr',
-    '--symlink',
-    'usr/bin',
-    '/bin',
-    '--symlink',
-    'usr/sbin',
-    '/sbin',
-    '--symlink',
-    'usr/lib',
-    '/lib',
-    '--symlink',
-    'usr/lib64',
-    '/lib64',
+    ...readOnlyUsrRoot(),
     '--ro-bind',
     join(workDir, 'etc'),
     '/etc',

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
+import { readOnlyUsrRoot } from '../sandbox-root.ts';
 
 const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 /** Where the command's wait status comes back: a pipe on this descriptor (never its stdout). */
@@ -272,21 +273,7 @@ export class ShellSandbox {
       '1000',
       '--gid',
       '1000',
-      '--ro-bind',
-      '/usr',
-      '/usr',
-      '--symlink',
-      'usr/bin',
-      '/bin',
-      '--symlink',
-      'usr/sbin',
-      '/sbin',
-      '--symlink',
-      'usr/lib',
-      '/lib',
-      '--symlink',
-      'usr/lib64',
-      '/lib64',
+      ...readOnlyUsrRoot(),
       '--ro-bind',
       etcDir,
       '/etc',
