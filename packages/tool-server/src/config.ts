@@ -33,6 +33,21 @@ const ShellLimitsSchema = z.object({
     .int()
     .min(1024 * 1024)
     .default(64 * 1024 * 1024),
+  /**
+   * All the memory of one sandbox together (its own memory cgroup: memfd files, shared memory and
+   * tmpfs pages included, which RLIMIT_AS does not count); past it the sandbox is killed.
+   */
+  sandboxMemoryBytes: z
+    .number()
+    .int()
+    .min(32 * 1024 * 1024)
+    .default(512 * 1024 * 1024),
+  /**
+   * A cgroup v2 directory delegated to the tool server (memory in its cgroup.subtree_control),
+   * under which each sandbox gets its cgroup. Unset: the tool server's own cgroup of cgroup v1's
+   * memory controller, when it can write there (root); otherwise no cgroups (docs/farm.md).
+   */
+  cgroupParent: z.string().optional(),
   /** Shells running at once on this host; more are refused as busy. */
   maxConcurrent: z.number().int().min(1).max(64).default(4),
   /**

@@ -8,6 +8,7 @@
 // output are enforced here: the sandbox is killed (its PID namespace dies with it) when either runs
 // over.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { constants, tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
 import { readOnlyUsrRoot } from '../sandbox-root.ts';
+import { MemoryCgroups, type SandboxCgroup } from './memory-cgroup.ts';
 
 const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 /** Where the command's wait status comes back: a pipe on this descriptor (never its stdout). */
@@ -82,7 +84,7 @@ export interface ShellRequest {
   wallTimeMs: number;
 }
 
-export type Termination = 'wall_time' | 'output_limit' | 'cpu_time';
+export type Termination = 'wall_time' | 'output_limit' | 'cpu_time' | 'memory';
 
 export interface ShellResult {
   exitCode: number | null;
@@ -181,10 +183,27 @@ export class ShellSandbox {
   /** The generated /etc per trusted CA, written once and bound read-only into every sandbox. */
   private readonly etcDirs = new Map<string, string>();
   private closed = false;
+  /** Whether sandboxes get a memory cgroup each: found out once, at the first run. */
+  private cgroups: Promise<MemoryCgroups | undefined> | undefined;
 
   constructor(config: FarmConfig, logger: Logger) {
     this.config = config;
     this.logger = logger;
+  }
+
+  private memoryCgroups(): Promise<MemoryCgroups | undefined> {
+    this.cgroups ??= MemoryCgroups.detect(this.config.shell.cgroupParent).then((cgroups) => {
+      if (cgroups) {
+        this.logger.info({ version: cgroups.version }, 'farm shells get a memory cgroup each');
+      } else {
+        this.logger.warn(
+          'no memory cgroup can be made here (not root, or no delegated cgroup v2 directory in ' +
+            'farm.shell.cgroupParent): farm shell memory is bounded per process only',
+        );
+      }
+      return cgroups;
+    });
+    return this.cgroups;
   }
 
   async run(request: ShellRequest): Promise<ShellResult> {
@@ -194,7 +213,12 @@ export class ShellSandbox {
     if (slot === undefined) throw new ShellBusyError(limits.maxConcurrent);
     let workDir: string | undefined;
     let bridge: Server | undefined;
+    let cgroup: SandboxCgroup | undefined;
     try {
+      cgroup = await (await this.memoryCgroups())?.create(
+        `farm-shell-${process.pid}-${slot}-${randomUUID().slice(0, 8)}`,
+        limits.sandboxMemoryBytes,
+      );
       workDir = mkdtempSync(join(tmpdir(), 'farm-shell-'));
       // bwrap runs as the sandbox uid and must read what it binds; nothing here is secret.
       chmodSync(workDir, 0o755);
@@ -206,9 +230,10 @@ export class ShellSandbox {
         if (!request.egress) throw new SandboxStartError('network "proxy" needs a farm device');
         bridge = await startEgressBridge(join(runDir, 'proxy.sock'), request.egress);
       }
-      return await this.spawnSandbox(slot, etcDir, runDir, proxied, request);
+      return await this.spawnSandbox(slot, etcDir, runDir, proxied, request, cgroup);
     } finally {
       this.running.delete(slot);
+      await cgroup?.remove();
       if (bridge) await new Promise((resolve) => bridge?.close(resolve));
       if (workDir) rmSync(workDir, { recursive: true, force: true });
     }
@@ -348,6 +373,7 @@ export class ShellSandbox {
     runDir: string,
     proxied: boolean,
     request: ShellRequest,
+    cgroup: SandboxCgroup | undefined,
   ): Promise<ShellResult> {
     const limits = this.config.shell;
     const asRoot = process.getuid?.() === 0;
@@ -367,19 +393,32 @@ export class ShellSandbox {
     // close() kills whatever is in `running` after it.
     if (this.closed) return Promise.reject(new SandboxStartError('the farm is shutting down'));
     return new Promise((resolve, reject) => {
-      const child = spawn(
+      const sandbox = [
         'prlimit',
-        [
-          ...prlimit,
-          '--',
-          this.config.bwrapPath,
-          ...this.bwrapArguments(etcDir, runDir, proxied, request.command),
-        ],
-        {
-          stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-          ...(asRoot ? { uid, gid: uid } : {}),
-        },
-      );
+        ...prlimit,
+        '--',
+        this.config.bwrapPath,
+        ...this.bwrapArguments(etcDir, runDir, proxied, request.command),
+      ];
+      // With a cgroup, a shell joins it and then becomes the sandbox, so nothing the sandbox
+      // starts is ever outside it; it drops to the sandbox uid itself (setpriv), since joining
+      // needs the tool server's rights.
+      const child = cgroup
+        ? spawn(
+            '/bin/sh',
+            [
+              '-c',
+              'echo $$ > "$0" && exec "$@"',
+              cgroup.procsFile,
+              ...(asRoot ? ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'] : []),
+              ...sandbox,
+            ],
+            { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] },
+          )
+        : spawn(sandbox[0] as string, sandbox.slice(1), {
+            stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+            ...(asRoot ? { uid, gid: uid } : {}),
+          });
       this.running.set(slot, child);
       const stdout = new CappedOutput(limits.outputBytes);
       const stderr = new CappedOutput(limits.outputBytes);
@@ -402,11 +441,13 @@ export class ShellSandbox {
           new SandboxStartError(`the sandbox did not start: ${error.message}`, { cause: error }),
         );
       });
-      child.once('close', (code, signal) => {
+      child.once('close', async (code, signal) => {
         clearTimeout(timer);
+        // The cgroup's OOM killer ended it: all its memory together was over the limit.
+        if (terminated === null && (await cgroup?.oomKilled())) terminated = 'memory';
         const status = terminated === null ? parseStatus(statusText()) : null;
-        let exitCode = code;
-        let signalName = signal as string | null;
+        let exitCode = terminated === 'memory' ? null : code;
+        let signalName = terminated === 'memory' ? 'SIGKILL' : (signal as string | null);
         if (status) {
           exitCode = status.signal === 0 ? status.exitCode : null;
           signalName = status.signal === 0 ? null : (SIGNAL_NAMES.get(status.signal) ?? null);

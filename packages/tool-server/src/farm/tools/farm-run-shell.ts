@@ -49,7 +49,7 @@ export const farmRunShell = defineTool({
     stdout_truncated: z.boolean(),
     stderr_truncated: z.boolean(),
     terminated: z
-      .enum(['wall_time', 'output_limit', 'cpu_time'])
+      .enum(['wall_time', 'output_limit', 'cpu_time', 'memory'])
       .nullable()
       .describe('Why the sandbox was stopped early, if it was.'),
     duration_ms: z.number().int(),

@@ -1,0 +1,140 @@
+// A memory cgroup per shell sandbox (docs/farm.md "Limits"): RLIMIT_AS bounds each process's
+// address space, but memory that is not address space escapes it (memfd files filled with
+// write(), SysV shared memory, pipe buffers, tmpfs pages). A cgroup's memory limit counts all of
+// it, for the sandbox's processes together; past it the kernel's OOM killer ends the sandbox,
+// which is reported as terminated "memory". Made under the tool server's own cgroup of cgroup
+// v1's memory controller (found by itself), or under a cgroup v2 directory whose memory
+// controller was delegated for this (`farm.shell.cgroupParent`; systemd `Delegate=yes` gives
+// one). Where neither can be written the shell runs on its rlimits alone, as it says at start.
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const V1_ROOT = '/sys/fs/cgroup/memory';
+
+interface Layout {
+  version: 1 | 2;
+  /** The tool server's own cgroup directory, under which sandboxes get theirs. */
+  parent: string;
+}
+
+/** One sandbox's cgroup: the file a process writes its pid to, and what the kernel counted. */
+export interface SandboxCgroup {
+  procsFile: string;
+  /** True once the OOM killer has killed a process of this cgroup. */
+  oomKilled(): Promise<boolean>;
+  /** Kills what is still in it, then removes it. */
+  remove(): Promise<void>;
+}
+
+/** This process's cgroup path for cgroup v1's memory controller, from /proc/self/cgroup. */
+function ownMemoryPath(): string | undefined {
+  for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+    const [, controllers, path] = line.split(':');
+    if (path !== undefined && (controllers ?? '').split(',').includes('memory')) return path;
+  }
+  return undefined;
+}
+
+function detectLayout(configuredParent: string | undefined): Layout | undefined {
+  try {
+    if (configuredParent !== undefined) {
+      if (existsSync(join(configuredParent, 'cgroup.controllers'))) {
+        return { version: 2, parent: configuredParent };
+      }
+      if (existsSync(join(configuredParent, 'memory.limit_in_bytes'))) {
+        return { version: 1, parent: configuredParent };
+      }
+      return undefined;
+    }
+    const own = ownMemoryPath();
+    if (own !== undefined && existsSync(join(V1_ROOT, own, 'memory.limit_in_bytes'))) {
+      return { version: 1, parent: join(V1_ROOT, own) };
+    }
+  } catch {
+    // No /proc or no cgroup file system: no cgroups.
+  }
+  return undefined;
+}
+
+export class MemoryCgroups {
+  private readonly layout: Layout;
+
+  private constructor(layout: Layout) {
+    this.layout = layout;
+  }
+
+  /**
+   * The cgroups this process may make for its sandboxes (under `configuredParent` when given),
+   * or undefined when it may make none.
+   */
+  static async detect(configuredParent?: string): Promise<MemoryCgroups | undefined> {
+    const layout = detectLayout(configuredParent);
+    if (!layout) return undefined;
+    const cgroups = new MemoryCgroups(layout);
+    // Writable only if one can really be made (root, or a delegated directory).
+    try {
+      const probe = await cgroups.create(`farm-probe-${process.pid}`, 64 * 1024 * 1024);
+      await probe.remove();
+      return cgroups;
+    } catch {
+      return undefined;
+    }
+  }
+
+  get version(): 1 | 2 {
+    return this.layout.version;
+  }
+
+  /** A new cgroup holding at most `limitBytes` of memory, swap included (none may be swapped). */
+  async create(name: string, limitBytes: number): Promise<SandboxCgroup> {
+    const dir = join(this.layout.parent, name);
+    await mkdir(dir);
+    try {
+      if (this.layout.version === 1) {
+        await writeFile(join(dir, 'memory.limit_in_bytes'), String(limitBytes));
+        // memsw counts memory plus swap; set after the memory limit, which it may not be below.
+        const memsw = join(dir, 'memory.memsw.limit_in_bytes');
+        if (existsSync(memsw)) await writeFile(memsw, String(limitBytes));
+      } else {
+        await writeFile(join(dir, 'memory.max'), String(limitBytes));
+        const swap = join(dir, 'memory.swap.max');
+        if (existsSync(swap)) await writeFile(swap, '0');
+      }
+    } catch (error) {
+      await rmdir(dir).catch(() => undefined);
+      throw error;
+    }
+    const version = this.layout.version;
+    return {
+      procsFile: join(dir, 'cgroup.procs'),
+      async oomKilled() {
+        const file = join(dir, version === 1 ? 'memory.oom_control' : 'memory.events');
+        const text = await readFile(file, 'utf8').catch(() => '');
+        return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0) > 0;
+      },
+      async remove() {
+        for (let attempt = 0; attempt < 50; attempt += 1) {
+          const procs = (await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => ''))
+            .split('\n')
+            .filter(Boolean)
+            .map(Number);
+          for (const pid of procs) {
+            try {
+              process.kill(pid, 'SIGKILL');
+            } catch {
+              // Gone already.
+            }
+          }
+          try {
+            await rmdir(dir);
+            return;
+          } catch {
+            // Processes still exiting: the directory empties in a moment.
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }
+      },
+    };
+  }
+}
