@@ -215,10 +215,17 @@ export class ShellSandbox {
     let bridge: Server | undefined;
     let cgroup: SandboxCgroup | undefined;
     try {
-      cgroup = await (await this.memoryCgroups())?.create(
-        `farm-shell-${process.pid}-${slot}-${randomUUID().slice(0, 8)}`,
-        limits.sandboxMemoryBytes,
-      );
+      // Where sandboxes get a cgroup, none runs without one (it would run unbounded).
+      cgroup = await (await this.memoryCgroups())
+        ?.create(
+          `farm-shell-${process.pid}-${slot}-${randomUUID().slice(0, 8)}`,
+          limits.sandboxMemoryBytes,
+        )
+        .catch((error: unknown) => {
+          throw new SandboxStartError('the sandbox memory cgroup could not be made', {
+            cause: error,
+          });
+        });
       workDir = mkdtempSync(join(tmpdir(), 'farm-shell-'));
       // bwrap runs as the sandbox uid and must read what it binds; nothing here is secret.
       chmodSync(workDir, 0o755);
