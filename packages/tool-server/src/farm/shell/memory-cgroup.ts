@@ -7,10 +7,12 @@
 // controller was delegated for this (`farm.shell.cgroupParent`; systemd `Delegate=yes` gives
 // one). Where neither can be written the shell runs on its rlimits alone, as it says at start.
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const V1_ROOT = '/sys/fs/cgroup/memory';
+/** Every sandbox cgroup's name starts so; nothing else of the parent is ever touched. */
+const SANDBOX_PREFIX = 'capture-farm-';
 
 interface Layout {
   version: 1 | 2;
@@ -72,9 +74,14 @@ export class MemoryCgroups {
     const layout = detectLayout(configuredParent);
     if (!layout) return undefined;
     const cgroups = new MemoryCgroups(layout);
+    // Left by a tool server that died mid-run: removed when empty (a non-empty one is refused).
+    const leftovers = await readdir(layout.parent).catch(() => [] as string[]);
+    for (const name of leftovers.filter((entry) => entry.startsWith(SANDBOX_PREFIX))) {
+      await rmdir(join(layout.parent, name)).catch(() => undefined);
+    }
     // Writable only if one can really be made (root, or a delegated directory).
     try {
-      const probe = await cgroups.create(`farm-probe-${process.pid}`, 64 * 1024 * 1024);
+      const probe = await cgroups.create(`probe-${process.pid}`, 64 * 1024 * 1024);
       await probe.remove();
       return cgroups;
     } catch {
@@ -88,7 +95,7 @@ export class MemoryCgroups {
 
   /** A new cgroup holding at most `limitBytes` of memory, swap included (none may be swapped). */
   async create(name: string, limitBytes: number): Promise<SandboxCgroup> {
-    const dir = join(this.layout.parent, name);
+    const dir = join(this.layout.parent, `${SANDBOX_PREFIX}${name}`);
     await mkdir(dir);
     try {
       if (this.layout.version === 1) {

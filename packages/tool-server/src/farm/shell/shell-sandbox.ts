@@ -218,7 +218,7 @@ export class ShellSandbox {
       // Where sandboxes get a cgroup, none runs without one (it would run unbounded).
       cgroup = await (await this.memoryCgroups())
         ?.create(
-          `farm-shell-${process.pid}-${slot}-${randomUUID().slice(0, 8)}`,
+          `shell-${process.pid}-${slot}-${randomUUID().slice(0, 8)}`,
           limits.sandboxMemoryBytes,
         )
         .catch((error: unknown) => {
