@@ -42,12 +42,6 @@ const ShellLimitsSchema = z.object({
     .int()
     .min(32 * 1024 * 1024)
     .default(512 * 1024 * 1024),
-  /**
-   * A cgroup v2 directory delegated to the tool server (memory in its cgroup.subtree_control),
-   * under which each sandbox gets its cgroup. Unset: the tool server's own cgroup of cgroup v1's
-   * memory controller, when it can write there (root); otherwise no cgroups (docs/farm.md).
-   */
-  cgroupParent: z.string().optional(),
   /** Shells running at once on this host; more are refused as busy. */
   maxConcurrent: z.number().int().min(1).max(64).default(4),
   /**
@@ -71,6 +65,12 @@ const BrowserLimitsSchema = z.object({
     .int()
     .min(32 * 1024 * 1024)
     .default(256 * 1024 * 1024),
+  /** All the memory of one session's browser together (its memory cgroup, /dev/shm included). */
+  sandboxMemoryBytes: z
+    .number()
+    .int()
+    .min(256 * 1024 * 1024)
+    .default(2 * 1024 * 1024 * 1024),
   /** As for shells: each session runs as its own unprivileged uid from here when we are root. */
   sandboxUidBase: z.number().int().min(1000).max(4_000_000_000).default(62_000),
 });
@@ -92,6 +92,13 @@ export const FarmConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/)
     .default(() => hostname().slice(0, 63)),
+  /**
+   * A cgroup v2 directory delegated to the tool server (memory in its cgroup.subtree_control),
+   * under which each shell and browser sandbox gets its memory cgroup. Unset: the tool server's
+   * own cgroup of cgroup v1's memory controller, when it can write there (root); otherwise none
+   * (docs/farm.md "Weak points").
+   */
+  cgroupParent: z.string().optional(),
   /** The Android app tools (docs/farm.md "Android devices"). */
   android: z
     .object({

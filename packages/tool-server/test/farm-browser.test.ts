@@ -9,7 +9,9 @@
 
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
@@ -487,6 +489,35 @@ describe('sessions on this host', () => {
     expect(text).toContain('Seccomp-BPF sandbox\tYes');
     expect(text).toContain('You are adequately sandboxed.');
     expect((await browserProcesses()).get(62_100)).toBeGreaterThan(1);
+    // Its memory together is held by a cgroup of its own (root, cgroup v1 on this machine): the
+    // one holding this session's processes (uid 62100; other sessions of the file may be open).
+    if (process.getuid?.() === 0) {
+      const own = readFileSync('/proc/self/cgroup', 'utf8')
+        .split('\n')
+        .find((line) => line.split(':')[1]?.split(',').includes('memory'))
+        ?.split(':')[2];
+      const parent = `/sys/fs/cgroup/memory${own}`;
+      const ownedBy = (pid: string) => {
+        try {
+          return /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+        } catch {
+          return undefined; // exited meanwhile
+        }
+      };
+      const mine = readdirSync(parent)
+        .filter((name) => name.startsWith('capture-farm-browser-'))
+        .map((name) => join(parent, name))
+        .filter((dir) =>
+          readFileSync(join(dir, 'cgroup.procs'), 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .some((pid) => ownedBy(pid) === '62100'),
+        );
+      expect(mine).toHaveLength(1);
+      expect(Number(readFileSync(join(mine[0] as string, 'memory.limit_in_bytes'), 'utf8'))).toBe(
+        config.browser.sandboxMemoryBytes,
+      );
+    }
   });
 
   it('holds each user to their share of browsers', async () => {

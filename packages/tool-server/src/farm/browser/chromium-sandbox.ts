@@ -6,7 +6,8 @@
 // egress bridge is its only way out, to the caller's farm device port on the capture proxy, whose
 // project CA sits in the profile's NSS database; so every request is captured, with source `cdp`.
 // DevTools speaks over descriptors 3 and 4 (no debugging port anyone else could reach).
-import { execFile, spawn } from 'node:child_process';
+import { execFile, type StdioOptions, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { promisify } from 'node:util';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
+import { memoryCgroupsFor, type SandboxCgroup } from '../memory-cgroup.ts';
 import { readOnlyUsrRoot } from '../sandbox-root.ts';
 import { CdpPipe } from './cdp-pipe.ts';
 
@@ -198,12 +200,20 @@ export async function startSandboxedBrowser(
   const workDir = mkdtempSync(join(tmpdir(), 'farm-browser-'));
   let bridge: Server | undefined;
   let sandbox: RunningSandbox | undefined;
+  let cgroup: SandboxCgroup | undefined;
   const cleanUp = async () => {
     await sandbox?.kill();
+    await cgroup?.remove();
     if (bridge) await new Promise((resolve) => bridge?.close(resolve));
     rmSync(workDir, { recursive: true, force: true });
   };
   try {
+    // Its memory together, /dev/shm included, where cgroups can be made (memory-cgroup.ts); where
+    // they can, no browser starts without one.
+    cgroup = await (await memoryCgroupsFor(config.cgroupParent))?.create(
+      `browser-${process.pid}-${slot}-${randomUUID().slice(0, 8)}`,
+      config.browser.sandboxMemoryBytes,
+    );
     // bwrap runs as the sandbox uid and must read what it binds; nothing here is secret.
     chmodSync(workDir, 0o755);
     writeEtc(join(workDir, 'etc'));
@@ -211,7 +221,7 @@ export async function startSandboxedBrowser(
     mkdirSync(runDir, { mode: 0o755 });
     await writeNssDatabase(join(runDir, 'nssdb'), egress.caCertificatePem);
     bridge = await startEgressBridge(join(runDir, 'proxy.sock'), egress);
-    sandbox = spawnSandbox(config, slot, workDir);
+    sandbox = spawnSandbox(config, slot, workDir, cgroup);
     const { cdp } = sandbox;
     try {
       await cdp.send('Browser.getVersion', {}, { timeoutMs: START_TIMEOUT_MS });
@@ -240,27 +250,44 @@ interface RunningSandbox {
   kill(): Promise<void>;
 }
 
-function spawnSandbox(config: FarmConfig, slot: number, workDir: string): RunningSandbox {
+function spawnSandbox(
+  config: FarmConfig,
+  slot: number,
+  workDir: string,
+  cgroup: SandboxCgroup | undefined,
+): RunningSandbox {
   const asRoot = process.getuid?.() === 0;
   const uid = config.browser.sandboxUidBase + slot;
-  const child = spawn(
+  // Chromium reserves far more address space than it uses, so no RLIMIT_AS; V8's heap is capped
+  // by its flag and all of its memory by the cgroup. Threads count against the process limit.
+  const sandbox = [
     'prlimit',
-    // Chromium reserves far more address space than it uses, so no RLIMIT_AS; V8's heap is
-    // capped by its flag instead. Threads count against the process limit.
-    [
-      '--nproc=1024',
-      '--nofile=4096',
-      '--core=0',
-      `--fsize=${config.browser.homeBytes}`,
-      '--',
-      config.bwrapPath,
-      ...bwrapArguments(config, workDir),
-    ],
-    {
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
-      ...(asRoot ? { uid, gid: uid } : {}),
-    },
-  );
+    '--nproc=1024',
+    '--nofile=4096',
+    '--core=0',
+    `--fsize=${config.browser.homeBytes}`,
+    '--',
+    config.bwrapPath,
+    ...bwrapArguments(config, workDir),
+  ];
+  const stdio: StdioOptions = ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'];
+  // As for shells (shell-sandbox.ts): a shell joins the cgroup, then becomes the sandbox.
+  const child = cgroup
+    ? spawn(
+        '/bin/sh',
+        [
+          '-c',
+          'echo $$ > "$0" && exec "$@"',
+          cgroup.procsFile,
+          ...(asRoot ? ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'] : []),
+          ...sandbox,
+        ],
+        { stdio },
+      )
+    : spawn(sandbox[0] as string, sandbox.slice(1), {
+        stdio,
+        ...(asRoot ? { uid, gid: uid } : {}),
+      });
   const pipes = child.stdio as unknown as [null, null, Readable, Writable, Readable, Readable];
   let stderrTail = '';
   pipes[2].on('data', (chunk: Buffer) => {

@@ -18,8 +18,8 @@ import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
+import { type MemoryCgroups, memoryCgroupsFor, type SandboxCgroup } from '../memory-cgroup.ts';
 import { readOnlyUsrRoot } from '../sandbox-root.ts';
-import { MemoryCgroups, type SandboxCgroup } from './memory-cgroup.ts';
 
 const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 /** Where the command's wait status comes back: a pipe on this descriptor (never its stdout). */
@@ -192,13 +192,13 @@ export class ShellSandbox {
   }
 
   private memoryCgroups(): Promise<MemoryCgroups | undefined> {
-    this.cgroups ??= MemoryCgroups.detect(this.config.shell.cgroupParent).then((cgroups) => {
+    this.cgroups ??= memoryCgroupsFor(this.config.cgroupParent).then((cgroups) => {
       if (cgroups) {
         this.logger.info({ version: cgroups.version }, 'farm shells get a memory cgroup each');
       } else {
         this.logger.warn(
           'no memory cgroup can be made here (not root, or no delegated cgroup v2 directory in ' +
-            'farm.shell.cgroupParent): farm shell memory is bounded per process only',
+            'farm.cgroupParent): farm shell memory is bounded per process only',
         );
       }
       return cgroups;

@@ -1,11 +1,11 @@
-// A memory cgroup per shell sandbox (docs/farm.md "Limits"): RLIMIT_AS bounds each process's
+// A memory cgroup per farm sandbox, shell or browser (docs/farm.md "Limits"): RLIMIT_AS bounds each process's
 // address space, but memory that is not address space escapes it (memfd files filled with
 // write(), SysV shared memory, pipe buffers, tmpfs pages). A cgroup's memory limit counts all of
 // it, for the sandbox's processes together; past it the kernel's OOM killer ends the sandbox,
 // which is reported as terminated "memory". Made under the tool server's own cgroup of cgroup
 // v1's memory controller (found by itself), or under a cgroup v2 directory whose memory
-// controller was delegated for this (`farm.shell.cgroupParent`; systemd `Delegate=yes` gives
-// one). Where neither can be written the shell runs on its rlimits alone, as it says at start.
+// controller was delegated for this (`farm.cgroupParent`; systemd `Delegate=yes` gives one).
+// Where neither can be written the sandboxes run on their rlimits alone, as the log says.
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -144,4 +144,17 @@ export class MemoryCgroups {
       },
     };
   }
+}
+
+const detected = new Map<string, Promise<MemoryCgroups | undefined>>();
+
+/** MemoryCgroups.detect, once per parent for the whole process (it makes and removes a probe). */
+export function memoryCgroupsFor(configuredParent: string | undefined) {
+  const key = configuredParent ?? '';
+  let found = detected.get(key);
+  if (!found) {
+    found = MemoryCgroups.detect(configuredParent);
+    detected.set(key, found);
+  }
+  return found;
 }
