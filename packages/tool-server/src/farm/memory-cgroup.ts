@@ -59,6 +59,15 @@ function detectLayout(configuredParent: string | undefined): Layout | undefined 
   return undefined;
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
 export class MemoryCgroups {
   private readonly layout: Layout;
 
@@ -74,10 +83,15 @@ export class MemoryCgroups {
     const layout = detectLayout(configuredParent);
     if (!layout) return undefined;
     const cgroups = new MemoryCgroups(layout);
-    // Left by a tool server that died mid-run: removed when empty (a non-empty one is refused).
+    // Left by a tool server that died mid-run (the pid in the name is gone): removed when empty.
+    // Another live tool server's are never touched, even while still empty before a sandbox
+    // joins them.
     const leftovers = await readdir(layout.parent).catch(() => [] as string[]);
-    for (const name of leftovers.filter((entry) => entry.startsWith(SANDBOX_PREFIX))) {
-      await rmdir(join(layout.parent, name)).catch(() => undefined);
+    for (const name of leftovers) {
+      const owner = new RegExp(`^${SANDBOX_PREFIX}[a-z]+-(\\d+)`).exec(name)?.[1];
+      if (owner !== undefined && !isAlive(Number(owner))) {
+        await rmdir(join(layout.parent, name)).catch(() => undefined);
+      }
     }
     // Writable only if one can really be made (root, or a delegated directory).
     try {
