@@ -1,6 +1,6 @@
-// A memory cgroup per farm sandbox, shell or browser (docs/farm.md "Limits"): RLIMIT_AS bounds each process's
-// address space, but memory that is not address space escapes it (memfd files filled with
-// write(), SysV shared memory, pipe buffers, tmpfs pages). A cgroup's memory limit counts all of
+// A memory cgroup per farm sandbox, shell or browser (docs/farm.md "Limits"): RLIMIT_AS bounds
+// each process's address space, but memory that is not address space escapes it (memfd files
+// filled with write(), SysV shared memory, pipe buffers, tmpfs pages). A cgroup's memory limit counts all of
 // it, for the sandbox's processes together; past it the kernel's OOM killer ends the sandbox,
 // which is reported as terminated "memory". Made under the tool server's own cgroup of cgroup
 // v1's memory controller (found by itself), or under a cgroup v2 directory whose memory
@@ -59,6 +59,7 @@ function detectLayout(configuredParent: string | undefined): Layout | undefined 
   return undefined;
 }
 
+/** Whether a process with this pid exists (signal 0 probes; EPERM means it does). */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
