@@ -161,6 +161,38 @@ export class MemoryCgroups {
   }
 }
 
+/**
+ * How to start `command` as `uid` (when set; the tool server must then be root) inside `cgroup`
+ * when there is one: a shell joins the cgroup and then becomes the command, so nothing the
+ * command starts is ever outside it, and drops to the uid itself (setpriv), since joining needs
+ * the tool server's rights. Without a cgroup, the spawn switches uid itself.
+ */
+export function sandboxSpawn(
+  command: string[],
+  cgroup: SandboxCgroup | undefined,
+  uid: number | undefined,
+): { file: string; args: string[]; uid?: number; gid?: number } {
+  if (!cgroup) {
+    return {
+      file: command[0] as string,
+      args: command.slice(1),
+      ...(uid === undefined ? {} : { uid, gid: uid }),
+    };
+  }
+  return {
+    file: '/bin/sh',
+    args: [
+      '-c',
+      'echo $$ > "$0" && exec "$@"',
+      cgroup.procsFile,
+      ...(uid === undefined
+        ? []
+        : ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups']),
+      ...command,
+    ],
+  };
+}
+
 const detected = new Map<string, Promise<MemoryCgroups | undefined>>();
 
 /** MemoryCgroups.detect, once per parent for the whole process (it makes and removes a probe). */

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
-import { memoryCgroupsFor, type SandboxCgroup } from '../memory-cgroup.ts';
+import { memoryCgroupsFor, type SandboxCgroup, sandboxSpawn } from '../memory-cgroup.ts';
 import { readOnlyUsrRoot } from '../sandbox-root.ts';
 import { CdpPipe } from './cdp-pipe.ts';
 
@@ -271,23 +271,8 @@ function spawnSandbox(
     ...bwrapArguments(config, workDir),
   ];
   const stdio: StdioOptions = ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'];
-  // As for shells (shell-sandbox.ts): a shell joins the cgroup, then becomes the sandbox.
-  const child = cgroup
-    ? spawn(
-        '/bin/sh',
-        [
-          '-c',
-          'echo $$ > "$0" && exec "$@"',
-          cgroup.procsFile,
-          ...(asRoot ? ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'] : []),
-          ...sandbox,
-        ],
-        { stdio },
-      )
-    : spawn(sandbox[0] as string, sandbox.slice(1), {
-        stdio,
-        ...(asRoot ? { uid, gid: uid } : {}),
-      });
+  const how = sandboxSpawn(sandbox, cgroup, asRoot ? uid : undefined);
+  const child = spawn(how.file, how.args, { stdio, uid: how.uid, gid: how.gid });
   const pipes = child.stdio as unknown as [null, null, Readable, Writable, Readable, Readable];
   let stderrTail = '';
   pipes[2].on('data', (chunk: Buffer) => {

@@ -18,7 +18,12 @@ import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
 import type { FarmEgress } from '../farm.ts';
-import { type MemoryCgroups, memoryCgroupsFor, type SandboxCgroup } from '../memory-cgroup.ts';
+import {
+  type MemoryCgroups,
+  memoryCgroupsFor,
+  type SandboxCgroup,
+  sandboxSpawn,
+} from '../memory-cgroup.ts';
 import { readOnlyUsrRoot } from '../sandbox-root.ts';
 
 const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
@@ -407,25 +412,12 @@ export class ShellSandbox {
         this.config.bwrapPath,
         ...this.bwrapArguments(etcDir, runDir, proxied, request.command),
       ];
-      // With a cgroup, a shell joins it and then becomes the sandbox, so nothing the sandbox
-      // starts is ever outside it; it drops to the sandbox uid itself (setpriv), since joining
-      // needs the tool server's rights.
-      const child = cgroup
-        ? spawn(
-            '/bin/sh',
-            [
-              '-c',
-              'echo $$ > "$0" && exec "$@"',
-              cgroup.procsFile,
-              ...(asRoot ? ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups'] : []),
-              ...sandbox,
-            ],
-            { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] },
-          )
-        : spawn(sandbox[0] as string, sandbox.slice(1), {
-            stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-            ...(asRoot ? { uid, gid: uid } : {}),
-          });
+      const how = sandboxSpawn(sandbox, cgroup, asRoot ? uid : undefined);
+      const child = spawn(how.file, how.args, {
+        stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+        uid: how.uid,
+        gid: how.gid,
+      });
       this.running.set(slot, child);
       const stdout = new CappedOutput(limits.outputBytes);
       const stderr = new CappedOutput(limits.outputBytes);
