@@ -155,6 +155,16 @@ describe('who may drive a farm browser', () => {
   });
 });
 
+/** Opens a session for `client` and answers the uid its browser runs as (no other browser's). */
+async function openSessionUid(client: ConnectedClient): Promise<number> {
+  const before = await browserProcesses();
+  await browseOk(client, { action: 'open' });
+  const after = await browserProcesses();
+  const uid = [...after.keys()].find((candidate) => !before.has(candidate));
+  expect(uid, 'the new session runs as a uid no other browser uses').toBeDefined();
+  return uid as number;
+}
+
 describe('a session', () => {
   let sessionId = '';
 
@@ -380,11 +390,7 @@ describe('a session', () => {
   it('ends within 15 s of its grant being revoked', async () => {
     const { tokens, client } = await connectAs(DEMO.admin);
     try {
-      const before = await browserProcesses();
-      await browseOk(client, { action: 'open' });
-      const after = await browserProcesses();
-      const uid = [...after.keys()].find((candidate) => !before.has(candidate));
-      expect(uid, 'the new session runs as a uid no other browser uses').toBeDefined();
+      const uid = await openSessionUid(client);
       const response = await fetch(
         `${stack().mcpUrl}/oauth/grants?client_id=${encodeURIComponent(tokens.client.client_id)}`,
         {
@@ -393,10 +399,7 @@ describe('a session', () => {
         },
       );
       expect(response.status).toBeLessThan(300);
-      await waitFor(
-        async () => ((await browserProcesses()).has(uid as number) ? undefined : true),
-        25_000,
-      );
+      await waitFor(async () => ((await browserProcesses()).has(uid) ? undefined : true), 25_000);
     } finally {
       await client.close();
     }
@@ -413,11 +416,7 @@ describe('a session', () => {
     const { access_token } = (await exchange.json()) as { access_token: string };
     const client = await connectClient('v2-modern', stack().mcpUrl, access_token);
     try {
-      const before = await browserProcesses();
-      await browseOk(client, { action: 'open' });
-      const after = await browserProcesses();
-      const uid = [...after.keys()].find((candidate) => !before.has(candidate));
-      expect(uid, 'the new session runs as a uid no other browser uses').toBeDefined();
+      const uid = await openSessionUid(client);
       // As the user revokes it over REST (api_tokens.revoked_at, docs "Identity").
       const revoked = await fetch(
         `${stack().apiUrl}/rest/v1/api_tokens?jti=eq.${String(decodeJwt(access_token).jti)}`,
@@ -434,10 +433,7 @@ describe('a session', () => {
       );
       expect(revoked.status).toBe(200);
       expect(await revoked.json()).toHaveLength(1);
-      await waitFor(
-        async () => ((await browserProcesses()).has(uid as number) ? undefined : true),
-        25_000,
-      );
+      await waitFor(async () => ((await browserProcesses()).has(uid) ? undefined : true), 25_000);
     } finally {
       await client.close();
     }
