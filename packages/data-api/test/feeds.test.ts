@@ -134,12 +134,21 @@ describe('stats', () => {
         else await new Promise((resolve) => setTimeout(resolve, 500));
       }
       expect(refreshed).toBeInstanceOf(Date);
-      const runs = await db.query(
-        `select status from cron.job_run_details d join cron.job j using (jobid)
-         where j.jobname = 'service-stats' and d.start_time >= $1`,
-        [started],
-      );
-      expect(runs.rows.map((row) => row.status)).toContain('succeeded');
+      // pg_cron marks the run succeeded only after the job's commit, which the row shows first:
+      // a read right after it can still see 'running' (seen in CI).
+      let statuses: string[] = [];
+      const marked = Date.now() + 10_000;
+      while (!statuses.includes('succeeded') && Date.now() < marked) {
+        const runs = await db.query<{ status: string }>(
+          `select status from cron.job_run_details d join cron.job j using (jobid)
+           where j.jobname = 'service-stats' and d.start_time >= $1`,
+          [started],
+        );
+        statuses = runs.rows.map((row) => row.status);
+        if (!statuses.includes('succeeded'))
+          await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(statuses).toContain('succeeded');
     } finally {
       await db.end();
     }
