@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   postgresql-15 postgresql-15-cron postgresql-15-wal2json postgresql-15-pgtap
   postgresql-15-plpgsql-check libtap-parser-sourcehandler-pgtap-perl
-  chromium curl
+  chromium curl nginx
   bubblewrap socat adb aapt libnss3-tools
 )
 missing=()
@@ -28,6 +28,13 @@ if ((${#missing[@]} > 0)); then
   echo "setup: installing ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
+  # Debian enables a system nginx on port 80 when it installs the package; the stack runs its own
+  # (the gateway's front door, on 54321) and needs only the binary.
+  if [[ " ${missing[*]} " == *" nginx "* ]] && command -v systemctl > /dev/null \
+    && systemctl is-enabled --quiet nginx 2> /dev/null; then
+    systemctl disable --now nginx > /dev/null 2>&1 || true
+    echo 'setup: disabled the nginx system service Debian enabled on install (the stack runs its own)'
+  fi
 fi
 
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then

@@ -61,7 +61,11 @@ export function findPortHolder(port: number): PortHolder | undefined {
 }
 
 /** The error for a configured port someone else holds. */
-export function portTakenError(port: number, service: string): StackError {
+export function portTakenError(
+  port: number,
+  service: string,
+  options?: { cause?: unknown },
+): StackError {
   const holder = findPortHolder(port);
   const by = holder ? `pid ${holder.pid} (${holder.command})` : 'another process';
   return new StackError(
@@ -69,5 +73,6 @@ export function portTakenError(port: number, service: string): StackError {
     `port ${port}, which the ${service} is configured to use, is taken by ${by}. Stop it ` +
       '(`npm run stack -- down` if it is an earlier stack), change the port in ' +
       'supabase/config.toml, or start with --free-ports.',
+    options,
   );
 }

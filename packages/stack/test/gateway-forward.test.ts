@@ -3,7 +3,9 @@
 // back (the upstream's hop-by-hop fields gone, CORS added, large bodies intact both ways, a dead
 // or failing upstream answered or cut, a departed client's request aborted upstream). The
 // upstream is a plain HTTP server on loopback standing in for a service behind the gateway, as an
-// edge function is: it records what arrives and answers as each test tells it.
+// edge function is: it records what arrives and answers as each test tells it. Every property
+// is checked on both ways through the gateway: nginx's fast path straight to the upstream, and
+// the Node router (a credential form the fast path leaves to it).
 import {
   createServer,
   type IncomingHttpHeaders,
@@ -83,15 +85,63 @@ function rawExchange(head: string, body = ''): Promise<string> {
 
 const restPath = '/rest/v1/notes?select=id';
 
-describe('what the upstream receives', () => {
-  it('leaves out hop-by-hop fields and every field the Connection header names (RFC 9110 §7.6.1)', async () => {
+interface Route {
+  name: string;
+  /** The REST credentials sent: the fast path takes the first form, only the router the second. */
+  credentials: () => Record<string, string>;
+  /** The Authorization the upstream receives for them. */
+  upstreamAuthorization: () => string;
+  /** How X-Forwarded-Prefix is spelled on the wire: nginx's configuration or undici's lowercase. */
+  prefixHeaderName: string;
+  /**
+   * Whether fields the upstream's own Connection header names are dropped. nginx cannot; the fast
+   * path's only upstream is PostgREST, whose server (warp) never names any.
+   */
+  dropsConnectionNamedAnswerFields: boolean;
+}
+
+const routes: Route[] = [
+  {
+    name: 'fast path (nginx straight to the upstream)',
+    credentials: () => ({ apikey: keys.anonKey }),
+    upstreamAuthorization: () => `Bearer ${keys.anonKey}`,
+    prefixHeaderName: 'X-Forwarded-Prefix',
+    dropsConnectionNamedAnswerFields: false,
+  },
+  {
+    name: 'Node router',
+    credentials: () => ({ apikey: 'a-user-token', authorization: 'bearer  a-user-token' }),
+    upstreamAuthorization: () => 'bearer  a-user-token',
+    prefixHeaderName: 'x-forwarded-prefix',
+    dropsConnectionNamedAnswerFields: true,
+  },
+];
+
+const headerLines = (headers: Record<string, string>) =>
+  Object.entries(headers).map(([name, value]) => `${name}: ${value}`);
+
+describe.each(routes)('$name', (route) => {
+  it('reaches the upstream this way, with the Authorization the credentials stand for', async () => {
+    await rawExchange(
+      [
+        `GET ${restPath} HTTP/1.1`,
+        'Host: gateway.test',
+        ...headerLines(route.credentials()),
+        'Connection: close',
+      ].join('\n'),
+    );
+    const names = (received?.rawHeaders ?? []).filter((_, index) => index % 2 === 0);
+    expect(names).toContain(route.prefixHeaderName);
+    expect(received?.headers.authorization).toBe(route.upstreamAuthorization());
+  });
+
+  it('leaves out hop-by-hop fields (RFC 9110 §7.6.1)', async () => {
     const response = await rawExchange(
       [
         `GET ${restPath} HTTP/1.1`,
         'Host: gateway.test',
-        `apikey: ${keys.anonKey}`,
-        'Connection: close, X-Secret-Hop',
-        'X-Secret-Hop: only-for-the-gateway',
+        ...headerLines(route.credentials()),
+        'Connection: close',
         'Keep-Alive: timeout=5',
         'Proxy-Connection: keep-alive',
         'TE: trailers',
@@ -101,7 +151,7 @@ describe('what the upstream receives', () => {
     expect(response).toMatch(/^HTTP\/1\.1 200/);
     const headers = received?.headers ?? {};
     expect(headers['x-kept']).toBe('yes');
-    for (const name of ['x-secret-hop', 'keep-alive', 'proxy-connection', 'te']) {
+    for (const name of ['keep-alive', 'proxy-connection', 'te']) {
       expect(headers[name], name).toBeUndefined();
     }
     // The upstream connection is the gateway's own, kept alive whatever the client asked.
@@ -113,9 +163,10 @@ describe('what the upstream receives', () => {
       [
         `GET ${restPath} HTTP/1.1`,
         'Host: gateway.test',
-        `apikey: ${keys.anonKey}`,
+        ...headerLines(route.credentials()),
         'Connection: close',
         'X-Forwarded-For: 203.0.113.7',
+        'X-Real-IP: 203.0.113.8',
         'X-Forwarded-Host: evil.test',
         'X-Forwarded-Proto: https',
         'X-Forwarded-Prefix: /admin',
@@ -126,22 +177,22 @@ describe('what the upstream receives', () => {
     expect(headers['x-forwarded-host']).toBe('gateway.test');
     expect(headers['x-forwarded-proto']).toBe('http');
     expect(headers['x-forwarded-prefix']).toBe('/rest/v1');
+    expect(headers['x-real-ip']).toBeUndefined();
     // Each exactly once: the client's lines are dropped, not merged.
     const names = (received?.rawHeaders ?? []).filter((_, index) => index % 2 === 0);
     expect(names.filter((name) => name.toLowerCase().startsWith('x-forwarded-'))).toHaveLength(4);
   });
 
-  it('sends the JWT the project key stands for, and the path without the prefix', async () => {
+  it('sends the path without the prefix', async () => {
     await rawExchange(
       [
         `GET ${restPath} HTTP/1.1`,
         'Host: gateway.test',
-        `apikey: ${keys.publishableKey}`,
+        ...headerLines(route.credentials()),
         'Connection: close',
       ].join('\n'),
     );
     expect(received?.url).toBe('/notes?select=id');
-    expect(received?.headers.authorization).toBe(`Bearer ${keys.anonKey}`);
   });
 
   it('takes a body sent with Expect: 100-continue (Node answers the expectation; it is not forwarded)', async () => {
@@ -162,7 +213,7 @@ describe('what the upstream receives', () => {
         const outgoing = request(`${gateway.url}${restPath}`, {
           method: 'POST',
           headers: {
-            apikey: keys.anonKey,
+            ...route.credentials(),
             'content-type': 'text/plain',
             'content-length': String(body.length),
             expect: '100-continue',
@@ -203,14 +254,11 @@ describe('what the upstream receives', () => {
     for (const byte of body) sum = (sum + byte) % 65_521;
     const response = await fetch(`${gateway.url}${restPath}`, {
       method: 'POST',
-      headers: { apikey: keys.anonKey, 'content-type': 'application/octet-stream' },
+      headers: { ...route.credentials(), 'content-type': 'application/octet-stream' },
       body,
     });
     expect(await response.json()).toEqual({ length: body.length, sum });
   });
-});
-
-describe('what the client gets back', () => {
   it("drops the upstream's hop-by-hop fields and adds CORS", async () => {
     answer = (_incoming, response) => {
       response.writeHead(200, {
@@ -224,14 +272,20 @@ describe('what the client gets back', () => {
       response.end('[{"id":1}]');
     };
     const response = await rawExchange(
-      [`GET ${restPath} HTTP/1.1`, 'Host: gateway.test', `apikey: ${keys.anonKey}`].join('\n') +
-        '\nConnection: close',
+      [
+        `GET ${restPath} HTTP/1.1`,
+        'Host: gateway.test',
+        ...headerLines(route.credentials()),
+        'Connection: close',
+      ].join('\n'),
     );
     const [head, body] = response.split('\r\n\r\n');
     const lines = (head ?? '').toLowerCase().split('\r\n');
     expect(lines).toContain('content-range: 0-0/*');
     expect(lines).toContain('access-control-allow-origin: *');
-    expect(lines.some((line) => line.startsWith('x-upstream-hop'))).toBe(false);
+    expect(lines.some((line) => line.startsWith('x-upstream-hop'))).toBe(
+      !route.dropsConnectionNamedAnswerFields,
+    );
     expect(lines.some((line) => line.startsWith('trailer'))).toBe(false);
     expect(lines.some((line) => line.includes('timeout=99'))).toBe(false);
     expect(lines).toContain('connection: close');
@@ -258,7 +312,7 @@ describe('what the client gets back', () => {
       pump();
     };
     const response = await fetch(`${gateway.url}${restPath}`, {
-      headers: { apikey: keys.anonKey },
+      headers: route.credentials(),
     });
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     let offset = 0;
@@ -287,7 +341,7 @@ describe('what the client gets back', () => {
     };
     const controller = new AbortController();
     const response = await fetch(`${gateway.url}${restPath}`, {
-      headers: { apikey: keys.anonKey },
+      headers: route.credentials(),
       signal: controller.signal,
     });
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -301,7 +355,7 @@ describe('what the client gets back', () => {
       incoming.socket.destroy();
     };
     const response = await fetch(`${gateway.url}${restPath}`, {
-      headers: { apikey: keys.anonKey },
+      headers: route.credentials(),
     });
     expect(response.status).toBe(502);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
@@ -317,7 +371,7 @@ describe('what the client gets back', () => {
       setTimeout(() => response.socket?.destroy(), 20);
     };
     const response = await fetch(`${gateway.url}${restPath}`, {
-      headers: { apikey: keys.anonKey },
+      headers: route.credentials(),
     });
     expect(response.status).toBe(200);
     await expect(response.text()).rejects.toThrow();
@@ -326,6 +380,195 @@ describe('what the client gets back', () => {
   it('still refuses a request without an API key before anything reaches the upstream', async () => {
     const response = await fetch(`${gateway.url}${restPath}`);
     expect(response.status).toBe(401);
+    expect(received).toBeUndefined();
+  });
+});
+
+/** The raw header names the upstream received, in order. */
+const receivedNames = () => (received?.rawHeaders ?? []).filter((_, index) => index % 2 === 0);
+const servedBy = () => (receivedNames().includes('X-Forwarded-Prefix') ? 'nginx' : 'router');
+
+describe('which way a REST request goes', () => {
+  it('sends a request whose Connection header names fields to the router, which removes them', async () => {
+    const response = await rawExchange(
+      [
+        `GET ${restPath} HTTP/1.1`,
+        'Host: gateway.test',
+        `apikey: ${keys.anonKey}`,
+        'Connection: close, X-Secret-Hop',
+        'X-Secret-Hop: only-for-the-gateway',
+      ].join('\n'),
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 200/);
+    expect(servedBy()).toBe('router');
+    expect(received?.headers['x-secret-hop']).toBeUndefined();
+  });
+
+  // Each case: what the fast path may do, and otherwise that the router decides (credentials.ts).
+  const cases: Array<{
+    name: string;
+    apikey?: () => string;
+    authorization?: () => string;
+    way: 'nginx' | 'router' | 'refused';
+    upstreamAuthorization?: () => string;
+  }> = [
+    {
+      name: 'anon key alone',
+      apikey: () => keys.anonKey,
+      way: 'nginx',
+      upstreamAuthorization: () => `Bearer ${keys.anonKey}`,
+    },
+    {
+      name: 'publishable key alone',
+      apikey: () => keys.publishableKey,
+      way: 'nginx',
+      upstreamAuthorization: () => `Bearer ${keys.anonKey}`,
+    },
+    {
+      name: 'secret key alone',
+      apikey: () => keys.secretKey,
+      way: 'nginx',
+      upstreamAuthorization: () => `Bearer ${keys.serviceRoleKey}`,
+    },
+    {
+      name: 'project key with a user token as the bearer',
+      apikey: () => keys.publishableKey,
+      authorization: () => 'Bearer a-user-token',
+      way: 'nginx',
+      upstreamAuthorization: () => 'Bearer a-user-token',
+    },
+    {
+      name: 'project key with a secret key as the bearer (translated by the router)',
+      apikey: () => keys.anonKey,
+      authorization: () => `Bearer ${keys.secretKey}`,
+      way: 'router',
+      upstreamAuthorization: () => `Bearer ${keys.serviceRoleKey}`,
+    },
+    {
+      name: 'the same user token in both headers',
+      apikey: () => 'a-user-token',
+      authorization: () => 'Bearer a-user-token',
+      way: 'nginx',
+      upstreamAuthorization: () => 'Bearer a-user-token',
+    },
+    {
+      name: 'the same token, lowercase scheme',
+      apikey: () => 'a-user-token',
+      authorization: () => 'bearer a-user-token',
+      way: 'router',
+      upstreamAuthorization: () => 'bearer a-user-token',
+    },
+    {
+      name: 'different tokens in the two headers',
+      apikey: () => 'a-user-token',
+      authorization: () => 'Bearer another-token',
+      way: 'refused',
+    },
+    {
+      name: 'a bearer that merely starts with the apikey',
+      apikey: () => 'a-user-token',
+      authorization: () => 'Bearer a-user-token|a-user-token',
+      way: 'refused',
+    },
+    {
+      name: 'an apikey that merely contains the bearer',
+      apikey: () => 'a-user-token|a-user-token',
+      authorization: () => 'Bearer a-user-token',
+      way: 'refused',
+    },
+    { name: 'a user token in apikey alone', apikey: () => 'a-user-token', way: 'refused' },
+    {
+      name: 'a user token in Authorization alone',
+      authorization: () => 'Bearer a-user-token',
+      way: 'refused',
+    },
+  ];
+
+  it.each(cases)('$name: $way', async (testCase) => {
+    const headers: Record<string, string> = {};
+    if (testCase.apikey) headers.apikey = testCase.apikey();
+    if (testCase.authorization) headers.authorization = testCase.authorization();
+    const response = await fetch(`${gateway.url}${restPath}`, { headers });
+    if (testCase.way === 'refused') {
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer');
+      expect(received).toBeUndefined();
+      return;
+    }
+    expect(response.status).toBe(200);
+    expect(servedBy()).toBe(testCase.way);
+    expect(received?.headers.authorization).toBe(testCase.upstreamAuthorization?.());
+  });
+
+  it('with two apikey lines, decides on the first (nginx 1.22) and forwards the token it checked', async () => {
+    const response = await rawExchange(
+      [
+        `GET ${restPath} HTTP/1.1`,
+        'Host: gateway.test',
+        'apikey: a-user-token',
+        'apikey: another-token',
+        'Authorization: Bearer a-user-token',
+        'Connection: close',
+      ].join('\n'),
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 200/);
+    expect(received?.headers.authorization).toBe('Bearer a-user-token');
+  });
+
+  it('refuses two Authorization lines outright', async () => {
+    const response = await rawExchange(
+      [
+        `GET ${restPath} HTTP/1.1`,
+        'Host: gateway.test',
+        'apikey: a-user-token',
+        'Authorization: Bearer a-user-token',
+        'Authorization: Bearer another-token',
+        'Connection: close',
+      ].join('\n'),
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 400/);
+    expect(received).toBeUndefined();
+  });
+
+  it('leaves preflights and other methods to the router', async () => {
+    const preflight = await fetch(`${gateway.url}${restPath}`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.test', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(200);
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(received).toBeUndefined();
+    const options = await fetch(`${gateway.url}${restPath}`, {
+      method: 'OPTIONS',
+      headers: { apikey: keys.anonKey },
+    });
+    expect(options.status).toBe(200);
+    expect(servedBy()).toBe('router');
+  });
+
+  it.each([
+    ['/rest/v1/notes%2Fx?select=a%20b', '/notes%2Fx?select=a%20b'],
+    ['/rest/v1//notes', '//notes'],
+    ['/rest/v1/../auth/v1/admin', '/../auth/v1/admin'],
+    ['/rest/v1?select=1', '/?select=1'],
+    ['/rest/v1', '/'],
+  ])('passes the request target %s on raw, as %s', async (target, expected) => {
+    await rawExchange(
+      [
+        `GET ${target} HTTP/1.1`,
+        'Host: gateway.test',
+        `apikey: ${keys.anonKey}`,
+        'Connection: close',
+      ].join('\n'),
+    );
+    expect(received?.url).toBe(expected);
+  });
+
+  it("answers a path that only starts like /rest/v1 with the router's 404", async () => {
+    const response = await fetch(`${gateway.url}/rest/v1x/notes`, {
+      headers: { apikey: keys.anonKey },
+    });
+    expect(response.status).toBe(404);
     expect(received).toBeUndefined();
   });
 });

@@ -40,7 +40,8 @@ const HOP_BY_HOP = new Set([
 
 /**
  * Never taken from the client: X-Forwarded-* are the gateway's to set (so a client cannot choose
- * what the upstream believes of it), and Node's server has already answered `Expect:
+ * what the upstream believes of it), X-Real-IP is the front door's note to the router, and
+ * Node's server has already answered `Expect:
  * 100-continue` on this hop (RFC 9110 §10.1.1), which undici would refuse to send anyway.
  */
 const NOT_FORWARDED = new Set([
@@ -48,6 +49,7 @@ const NOT_FORWARDED = new Set([
   'x-forwarded-host',
   'x-forwarded-proto',
   'x-forwarded-prefix',
+  'x-real-ip',
   'expect',
 ]);
 
@@ -75,6 +77,8 @@ export interface ForwardTarget {
   headers?: Record<string, string | undefined>;
   /** The prefix that was removed, for X-Forwarded-Prefix. */
   prefix: string;
+  /** The client's address, for X-Forwarded-For. */
+  clientAddress: string;
 }
 
 /** The request's headers as undici's flat [name, value, …] list, hop-by-hop fields left out. */
@@ -93,7 +97,7 @@ function upstreamHeaders(incoming: IncomingMessage, target: ForwardTarget): stri
   }
   list.push(
     'x-forwarded-for',
-    incoming.socket.remoteAddress ?? '',
+    target.clientAddress,
     'x-forwarded-host',
     headers.host ?? '',
     'x-forwarded-proto',

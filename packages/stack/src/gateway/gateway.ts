@@ -1,32 +1,18 @@
 // The stack's single entry point (port 54321, like the CLI's Kong): /rest/v1 to PostgREST,
 // /auth/v1 to the auth service, /functions/v1 to the function processes, WebSocket upgrades at
-// /realtime/v1/websocket to the realtime service, CORS for browsers.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { jwtVerify } from 'jose';
-import type { Logger } from 'pino';
-import type { FunctionHost } from '../functions/function-host.ts';
-import type { ProjectKeys } from '../keys.ts';
-import type { RealtimeService } from '../realtime/realtime-service.ts';
-import { isPreflight, preflightHeaders } from './cors.ts';
-import {
-  bearerOf,
-  decideRestCredentials,
-  projectKeyJwt,
-  translateAuthorization,
-} from './credentials.ts';
-import { forward, UpstreamPools } from './forward.ts';
-import { sendJson } from './json-response.ts';
+// /realtime/v1/websocket to the realtime service, CORS for browsers. Two parts: nginx owns the
+// port and sends ordinary REST requests straight to PostgREST (front-door.ts); everything else
+// goes to the Node router (router.ts) over a Unix socket in a private runtime folder.
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StackError } from '../errors.ts';
+import { type OsUser, systemUser } from '../system-user.ts';
+import { assertNginxInstalled, startFrontDoor } from './front-door.ts';
+import { type RouterOptions, startRouter } from './router.ts';
 
-export interface GatewayOptions {
+export interface GatewayOptions extends Omit<RouterOptions, 'upstreams' | 'socketPath'> {
   port: number;
-  upstreams: UpstreamPools;
-  keys: ProjectKeys;
-  restPort: number;
-  authPort: number;
-  functions: FunctionHost;
-  realtime?: RealtimeService;
-  logger: Logger;
 }
 
 export interface RunningGateway {
@@ -34,235 +20,50 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** Auth routes Kong leaves untouched: a browser follows these links with no headers. */
-const OPEN_AUTH_ROUTES = ['/verify', '/callback', '/authorize'];
-
-function headerValue(request: IncomingMessage, name: string): string | undefined {
-  const value = request.headers[name];
-  return Array.isArray(value) ? value[0] : value;
+/** nginx never runs as root: a root-run stack hands it to `nobody`. */
+function frontDoorUser(): OsUser | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const user = systemUser('nobody');
+  if (!user) {
+    throw new StackError('missing_dependency', 'running as root but no `nobody` system user');
+  }
+  return user;
 }
 
-function routeRest(
-  request: IncomingMessage,
-  response: ServerResponse,
-  options: GatewayOptions,
-  path: string,
-) {
-  const decision = decideRestCredentials(
-    headerValue(request, 'apikey'),
-    headerValue(request, 'authorization'),
-    options.keys,
-  );
-  if (!decision.ok) {
-    sendJson(
-      response,
-      401,
-      { code: 'PGRST301', details: null, hint: decision.hint, message: decision.message },
-      { 'www-authenticate': 'Bearer' },
-    );
-    return;
-  }
-  forward(options.upstreams, request, response, {
-    port: options.restPort,
-    path,
-    prefix: '/rest/v1',
-    headers: { authorization: decision.authorization },
+export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
+  assertNginxInstalled();
+  const user = frontDoorUser();
+  // nginx's pid file, temp folders and configuration (which holds the service key), and the
+  // router's socket: 0700, so nothing but nginx (and root) can reach the router.
+  const runtimeDir = mkdtempSync(join(tmpdir(), 'capture-gateway-'));
+  if (user) chownSync(runtimeDir, user.uid, user.gid);
+  const routerSocket = join(runtimeDir, 'router.sock');
+  const removeRuntimeDir = () => rmSync(runtimeDir, { recursive: true, force: true });
+  const router = await startRouter({ ...options, socketPath: routerSocket }).catch((error) => {
+    removeRuntimeDir();
+    throw error;
   });
-}
-
-function routeAuth(
-  request: IncomingMessage,
-  response: ServerResponse,
-  options: GatewayOptions,
-  path: string,
-) {
-  const route = path.split('?')[0] ?? '';
-  const open = OPEN_AUTH_ROUTES.includes(route);
-  const authorization = open
-    ? headerValue(request, 'authorization')
-    : translateAuthorization(
-        headerValue(request, 'apikey'),
-        headerValue(request, 'authorization'),
-        options.keys,
-      );
-  forward(options.upstreams, request, response, {
-    port: options.authPort,
-    path,
-    prefix: '/auth/v1',
-    headers: { authorization },
-  });
-}
-
-/** The edge runtime's verify_jwt: a valid project JWT in Authorization, else 401 {msg}. */
-async function verifyFunctionJwt(
-  authorization: string | undefined,
-  secret: string,
-): Promise<string | undefined> {
-  const token = bearerOf(authorization);
-  if (!token) return 'Error: Missing authorization header';
   try {
-    await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ['HS256'] });
-    return undefined;
-  } catch {
-    return 'Invalid JWT';
-  }
-}
-
-async function routeFunction(
-  request: IncomingMessage,
-  response: ServerResponse,
-  options: GatewayOptions,
-  path: string,
-) {
-  const name = /^\/([^/?]+)/.exec(path)?.[1] ?? '';
-  const source = options.functions.find(name);
-  if (!source) {
-    response.writeHead(404, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' });
-    response.end('Function not found');
-    return;
-  }
-  const authorization = translateAuthorization(
-    headerValue(request, 'apikey'),
-    headerValue(request, 'authorization'),
-    options.keys,
-  );
-  // The edge runtime checks the JWT of every request but a preflight, which carries no token
-  // (supabase/cli functions/serve/templates/main.ts: `req.method !== "OPTIONS" && verifyJWT`).
-  if (source.verifyJwt && request.method !== 'OPTIONS') {
-    const failure = await verifyFunctionJwt(authorization, options.keys.jwtSecret);
-    if (failure) {
-      sendJson(response, 401, { msg: failure });
-      return;
-    }
-  }
-  let port: number;
-  try {
-    port = await options.functions.ensureRunning(name);
+    const frontDoor = await startFrontDoor({
+      port: options.port,
+      restPort: options.restPort,
+      routerSocket,
+      runtimeDir,
+      keys: options.keys,
+      user,
+      logger: options.logger,
+    });
+    return {
+      url: `http://127.0.0.1:${options.port}`,
+      async stop() {
+        await frontDoor.stop();
+        await router.stop();
+        removeRuntimeDir();
+      },
+    };
   } catch (error) {
-    options.logger.error({ component: `fn:${name}`, err: error }, 'function failed to boot');
-    sendJson(response, 503, {
-      code: 'BOOT_ERROR',
-      message: 'Worker failed to boot (please check logs)',
-    });
-    return;
+    await router.stop();
+    removeRuntimeDir();
+    throw error;
   }
-  forward(options.upstreams, request, response, {
-    port,
-    path,
-    prefix: '/functions/v1',
-    headers: { authorization },
-  });
-}
-
-/** Realtime's HTTP side (the broadcast endpoints), with Kong's key translation. */
-function routeRealtimeHttp(
-  request: IncomingMessage,
-  response: ServerResponse,
-  options: GatewayOptions,
-  path: string,
-) {
-  if (!options.realtime || !path.startsWith('/api/')) {
-    sendJson(response, 404, {
-      message: 'Realtime is served over WebSocket at /realtime/v1/websocket',
-    });
-    return;
-  }
-  const authorization = translateAuthorization(
-    headerValue(request, 'apikey'),
-    headerValue(request, 'authorization'),
-    options.keys,
-  );
-  options.realtime
-    .handleHttp(request, response, path, bearerOf(authorization) ?? null)
-    .catch((error: unknown) => {
-      options.logger.error({ err: error }, 'realtime http route failed');
-      if (!response.headersSent) sendJson(response, 500, { error: 'Internal Server Error' });
-    });
-}
-
-const PREFIXES = ['/rest/v1', '/auth/v1', '/functions/v1', '/realtime/v1'] as const;
-
-function handle(request: IncomingMessage, response: ServerResponse, options: GatewayOptions) {
-  // Edge functions answer their own preflights (Supabase's function CORS guide: `if (req.method
-  // === 'OPTIONS')`), so a function's CORS policy and headers reach the browser; the other
-  // routes get the gateway's, as Kong's cors plugin answers them in the CLI's stack.
-  const toFunction = (request.url ?? '').startsWith('/functions/v1/');
-  if (isPreflight(request) && !toFunction) {
-    response.writeHead(200, preflightHeaders(request));
-    response.end();
-    return;
-  }
-  const url = request.url ?? '/';
-  const prefix = PREFIXES.find(
-    (candidate) =>
-      url === candidate || url.startsWith(`${candidate}/`) || url.startsWith(`${candidate}?`),
-  );
-  const path = prefix ? url.slice(prefix.length) || '/' : url;
-  switch (prefix) {
-    case '/rest/v1':
-      routeRest(request, response, options, path.startsWith('?') ? `/${path}` : path);
-      return;
-    case '/auth/v1':
-      routeAuth(request, response, options, path);
-      return;
-    case '/functions/v1':
-      routeFunction(request, response, options, path).catch((error: unknown) => {
-        options.logger.error({ err: error }, 'function route failed');
-        if (!response.headersSent) sendJson(response, 500, { msg: 'Internal Server Error' });
-      });
-      return;
-    case '/realtime/v1':
-      routeRealtimeHttp(request, response, options, path);
-      return;
-    default:
-      sendJson(response, 404, { message: 'no Route matched with those values' });
-  }
-}
-
-/**
- * Kong's realtime route: the `apikey` query parameter (or header) becomes the JWT it stands for,
- * and the realtime service takes the socket over.
- */
-function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer, options: GatewayOptions) {
-  const url = new URL(request.url ?? '/', 'http://gateway');
-  if (url.pathname !== '/realtime/v1/websocket' || !options.realtime) {
-    socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
-    return;
-  }
-  const apikey =
-    url.searchParams.get('apikey') ??
-    headerValue(request, 'apikey') ??
-    headerValue(request, 'x-api-key');
-  const token = apikey ? (projectKeyJwt(apikey, options.keys) ?? apikey) : null;
-  options.realtime.handleUpgrade(request, socket, head, token);
-}
-
-export async function startGateway(
-  settings: Omit<GatewayOptions, 'upstreams'>,
-): Promise<RunningGateway> {
-  const upstreams = new UpstreamPools();
-  const options: GatewayOptions = { ...settings, upstreams };
-  const server: Server = createServer({ keepAliveTimeout: 65_000 }, (request, response) =>
-    handle(request, response, options),
-  );
-  // Upgraded sockets leave the HTTP server's bookkeeping but still hold close() open.
-  const upgraded = new Set<Duplex>();
-  server.on('upgrade', (request, socket, head) => {
-    upgraded.add(socket);
-    socket.once('close', () => upgraded.delete(socket));
-    upgrade(request, socket, head, options);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => resolve());
-  });
-  return {
-    url: `http://127.0.0.1:${options.port}`,
-    async stop() {
-      for (const socket of upgraded) socket.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await upstreams.close();
-    },
-  };
 }

@@ -1,8 +1,9 @@
 // Locates the PostgreSQL 15 server binaries and the extensions the platform needs, and says
 // exactly what to install when something is missing.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { StackError } from '../errors.ts';
+import { type OsUser, systemUser } from '../system-user.ts';
 
 export const POSTGRES_APT_PACKAGES = [
   'postgresql-15',
@@ -49,26 +50,18 @@ export function locatePostgresBinaries(
   return binaries;
 }
 
-export interface OsUser {
-  uid: number;
-  gid: number;
-}
-
 /**
  * PostgreSQL refuses to run as root, so a root caller runs it as the `postgres` system user
  * that the Debian package creates.
  */
 export function resolveServerUser(): OsUser | undefined {
   if (process.getuid?.() !== 0) return undefined;
-  const line = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((entry) => entry.startsWith('postgres:'));
-  if (!line) {
+  const user = systemUser('postgres');
+  if (!user) {
     throw new StackError(
       'missing_dependency',
       `running as root but no postgres system user; ${INSTALL_HINT}`,
     );
   }
-  const [, , uid, gid] = line.split(':');
-  return { uid: Number(uid), gid: Number(gid) };
+  return user;
 }

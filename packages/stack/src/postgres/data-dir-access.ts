@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { StackError } from '../errors.ts';
-import type { OsUser } from './binaries.ts';
+import type { OsUser } from '../system-user.ts';
 
 /** The path itself, then each parent up to `/`, top first. */
 function ancestors(path: string): string[] {
