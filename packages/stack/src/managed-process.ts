@@ -16,6 +16,12 @@ export interface ManagedProcessOptions {
   logger: Logger;
   /** Signal that asks the program to finish cleanly (postgres: SIGINT is its "fast" shutdown). */
   stopSignal?: NodeJS.Signals;
+  /**
+   * Have the kernel send the program its stop signal when the stack's process dies, however it
+   * dies (prctl PR_SET_PDEATHSIG, set by util-linux `setpriv` before it execs the program). For
+   * servers holding a port the next start needs; not for Postgres, which ends its own way.
+   */
+  endsWithParent?: boolean;
 }
 
 const liveChildren = new Set<ChildProcess>();
@@ -44,7 +50,21 @@ export class ManagedProcess {
     };
     if (options.uid !== undefined) spawnOptions.uid = options.uid;
     if (options.gid !== undefined) spawnOptions.gid = options.gid;
-    this.child = spawn(options.command, options.args, spawnOptions);
+    // setpriv runs after the uid switch (a credential change clears the death signal) and execs
+    // the program in place, so the pid stays the program's.
+    this.child = options.endsWithParent
+      ? spawn(
+          '/usr/bin/setpriv',
+          [
+            '--pdeathsig',
+            this.stopSignal.replace(/^SIG/, ''),
+            '--',
+            options.command,
+            ...options.args,
+          ],
+          spawnOptions,
+        )
+      : spawn(options.command, options.args, spawnOptions);
     liveChildren.add(this.child);
     const log = options.logger.child({ component: options.name });
     for (const stream of [this.child.stdout, this.child.stderr]) {

@@ -54,6 +54,7 @@ export async function startPostgrest(options: PostgrestOptions): Promise<Running
     args: [],
     env,
     logger: options.logger,
+    endsWithParent: true,
   });
   // /ready answers 200 once the schema cache is loaded (PostgREST admin server).
   await server.whileRunning(

@@ -1,6 +1,7 @@
 // The gateway's front door as a process: where it keeps its files and as whom it runs, what a
-// taken port or a missing nginx says, that a key cannot rewrite its configuration, and that a
-// stop leaves nothing behind.
+// taken port or a missing nginx says, that a key cannot rewrite its configuration, that a stop
+// leaves nothing behind, and that nothing outlives a stack process killed outright.
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { renderNginxConfig } from '../src/gateway/nginx-config.ts';
 import { createProjectKeys, type ProjectKeys } from '../src/keys.ts';
 import { findFreePort } from '../src/ports.ts';
 import { systemUser } from '../src/system-user.ts';
+import { until } from './helpers/until.ts';
 
 let keys: ProjectKeys;
 const toClose: Server[] = [];
@@ -124,5 +126,54 @@ describe('the front door configuration', () => {
     expect(() =>
       renderNginxConfig({ ...settings(), keys: { ...keys, publishableKey: key } }),
     ).toThrow(/cannot quote/);
+  });
+});
+
+describe('when the stack process dies without stopping', () => {
+  const gatewayModule = join(import.meta.dirname, '..', 'src', 'gateway', 'gateway.ts');
+  const keysModule = join(import.meta.dirname, '..', 'src', 'keys.ts');
+
+  it('nginx ends with it, and the next gateway sweeps the leftover folder', async () => {
+    const port = await findFreePort();
+    const script = `
+      import pino from 'pino';
+      import { startGateway } from ${JSON.stringify(gatewayModule)};
+      import { createProjectKeys } from ${JSON.stringify(keysModule)};
+      await startGateway({
+        port: ${port},
+        keys: await createProjectKeys(),
+        restPort: 9,
+        authPort: 9,
+        functions: { find: () => undefined },
+        logger: pino({ level: 'silent' }),
+      });
+      console.log('ready');
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '..'),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk) => {
+          if (String(chunk).includes('ready')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`gateway child exited with ${code}`)));
+      });
+      const runtimeDir = runtimeDirOf(port) as string;
+      const pid = Number(readFileSync(join(runtimeDir, 'nginx.pid'), 'utf8'));
+      expect(existsSync(`/proc/${pid}`)).toBe(true);
+
+      child.kill('SIGKILL');
+      await until(() => !existsSync(`/proc/${pid}`) || undefined, 10_000);
+      // Its folder is left behind (nothing ran to remove it) until another gateway starts.
+      expect(existsSync(runtimeDir)).toBe(true);
+      const next = await gatewayOn(await findFreePort());
+      await next.stop();
+      expect(existsSync(runtimeDir)).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

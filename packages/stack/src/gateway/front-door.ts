@@ -46,6 +46,7 @@ export async function startFrontDoor(options: FrontDoorOptions): Promise<Running
     uid: options.user?.uid,
     gid: options.user?.gid,
     logger: options.logger,
+    endsWithParent: true,
   });
   // nginx writes its pid file after it has bound the port: from then on it takes connections.
   const pidFile = join(options.runtimeDir, 'nginx.pid');
