@@ -10,8 +10,8 @@ export interface PortHolder {
   command: string;
 }
 
-/** pid and command line of the process listening on `port`, when /proc shows it. */
-export function findPortHolder(port: number): PortHolder | undefined {
+/** Inodes of the sockets listening on `port` (any address, IPv4 or IPv6). */
+function listeningInodes(port: number): Set<string> {
   const inodes = new Set<string>();
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
@@ -29,33 +29,47 @@ export function findPortHolder(port: number): PortHolder | undefined {
       }
     }
   }
+  return inodes;
+}
+
+/** Whether process `pid` holds a descriptor on one of `inodes`. */
+function holdsSocket(pid: string, inodes: Set<string>): boolean {
+  let descriptors: string[];
+  try {
+    descriptors = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of descriptors) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+      if (inode && inodes.has(inode)) return true;
+    } catch {
+      // the descriptor closed in between
+    }
+  }
+  return false;
+}
+
+/** Whether process `pid` is listening on `port`: a server that is up, and is the one we started. */
+export function isListeningOn(pid: number, port: number): boolean {
+  const inodes = listeningInodes(port);
+  return inodes.size > 0 && holdsSocket(String(pid), inodes);
+}
+
+/** pid and command line of the process listening on `port`, when /proc shows it. */
+export function findPortHolder(port: number): PortHolder | undefined {
+  const inodes = listeningInodes(port);
   if (inodes.size === 0) return undefined;
   for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let descriptors: string[];
+    if (!/^\d+$/.test(entry) || !holdsSocket(entry, inodes)) continue;
+    let command = '';
     try {
-      descriptors = readdirSync(`/proc/${entry}/fd`);
+      command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
     } catch {
-      continue;
+      command = '?';
     }
-    for (const fd of descriptors) {
-      let target = '';
-      try {
-        target = readlinkSync(`/proc/${entry}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-      if (inode && inodes.has(inode)) {
-        let command = '';
-        try {
-          command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
-        } catch {
-          command = '?';
-        }
-        return { pid: Number(entry), command: command.slice(0, 200) };
-      }
-    }
+    return { pid: Number(entry), command: command.slice(0, 200) };
   }
   return undefined;
 }

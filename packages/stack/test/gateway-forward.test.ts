@@ -68,7 +68,7 @@ beforeEach(() => {
   };
 });
 
-/** One HTTP/1.1 exchange written by hand, so the test chooses every header line. */
+/** One HTTP/1.1 exchange written by hand, so the test chooses every header line and byte. */
 function rawExchange(head: string, body = ''): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(Number(new URL(gateway.url).port), '127.0.0.1');
@@ -79,7 +79,7 @@ function rawExchange(head: string, body = ''): Promise<string> {
     });
     socket.on('end', () => resolve(text));
     socket.on('error', reject);
-    socket.write(`${head.replace(/\n/g, '\r\n')}\r\n\r\n${body}`);
+    socket.write(Buffer.from(`${head.replace(/\n/g, '\r\n')}\r\n\r\n${body}`, 'latin1'));
   });
 }
 
@@ -482,6 +482,17 @@ describe('which way a REST request goes', () => {
       authorization: () => 'Bearer a-user-token',
       way: 'refused',
     },
+    // nginx compares a map's plain strings ignoring case; a key is not a key in other letters.
+    {
+      name: 'the secret key in capitals',
+      apikey: () => keys.secretKey.toUpperCase(),
+      way: 'refused',
+    },
+    {
+      name: 'the anon key in small letters',
+      apikey: () => keys.anonKey.toLowerCase(),
+      way: 'refused',
+    },
   ];
 
   it.each(cases)('$name: $way', async (testCase) => {
@@ -528,6 +539,69 @@ describe('which way a REST request goes', () => {
     );
     expect(response).toMatch(/^HTTP\/1\.1 400/);
     expect(received).toBeUndefined();
+  });
+
+  // nginx and Node disagree on whitespace (Node trims a leading tab; JavaScript's \s takes
+  // U+00A0, PCRE's does not): every such spelling is the router's to judge.
+  it.each([
+    ['a tab before the scheme', '\tBearer '],
+    ['a no-break space after the scheme', 'Bearer\xa0'],
+  ])('translates a secret-key bearer spelled with %s as the router does', async (_what, prefix) => {
+    await rawExchange(
+      [
+        `GET ${restPath} HTTP/1.1`,
+        'Host: gateway.test',
+        `apikey: ${keys.anonKey}`,
+        `Authorization: ${prefix}${keys.secretKey}`,
+        'Connection: close',
+      ].join('\n'),
+    );
+    expect(servedBy()).toBe('router');
+    expect(received?.headers.authorization).toBe(`Bearer ${keys.serviceRoleKey}`);
+  });
+
+  it('refuses a token holding a no-break space, in both headers, as the router does', async () => {
+    const response = await rawExchange(
+      [
+        `GET ${restPath} HTTP/1.1`,
+        'Host: gateway.test',
+        'apikey: tok\xa0x',
+        'Authorization: Bearer tok\xa0x',
+        'Connection: close',
+      ].join('\n'),
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 401/);
+    expect(received).toBeUndefined();
+  });
+
+  it('leaves a GET with a body to the router, which does not forward the body', async () => {
+    let body = '';
+    answer = (incoming, response) => {
+      incoming.setEncoding('utf8');
+      incoming.on('data', (chunk) => {
+        body += chunk;
+      });
+      incoming.on('end', () => response.end('[]'));
+    };
+    const response = await rawExchange(
+      [
+        `GET ${restPath} HTTP/1.1`,
+        'Host: gateway.test',
+        `apikey: ${keys.anonKey}`,
+        'Content-Length: 5',
+        'Connection: close',
+      ].join('\n'),
+      'hello',
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 200/);
+    expect(servedBy()).toBe('router');
+    expect(body).toBe('');
+  });
+
+  it('serves an HTTP/1.0 request without Host on the router path too', async () => {
+    const response = await rawExchange('GET /auth/v1/health HTTP/1.0');
+    expect(response).toMatch(/^HTTP\/1\.1 200/);
+    expect(received?.url).toBe('/health');
   });
 
   it('leaves preflights and other methods to the router', async () => {

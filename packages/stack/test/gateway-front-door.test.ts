@@ -2,13 +2,15 @@
 // taken port or a missing nginx says, that a key cannot rewrite its configuration, that a stop
 // leaves nothing behind, and that nothing outlives a stack process killed outright.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, statSync, utimesSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
+import { errors } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FunctionHost } from '../src/functions/function-host.ts';
+import { upstreamFailureAnswer } from '../src/gateway/forward.ts';
 import { assertNginxInstalled } from '../src/gateway/front-door.ts';
 import { startGateway } from '../src/gateway/gateway.ts';
 import { renderNginxConfig } from '../src/gateway/nginx-config.ts';
@@ -68,13 +70,29 @@ describe('the front door process', () => {
     const dir = runtimeDirOf(port);
     expect(dir).toBeDefined();
     const runtimeDir = dir as string;
-    expect(statSync(runtimeDir).mode & 0o777).toBe(0o700);
-    expect(statSync(join(runtimeDir, 'router.sock')).isSocket()).toBe(true);
-    const pid = Number(readFileSync(join(runtimeDir, 'nginx.pid'), 'utf8'));
-    const expectedUid =
-      process.getuid?.() === 0 ? systemUser('nobody')?.uid : (process.getuid?.() as number);
-    expect(uidOf(pid)).toBe(expectedUid);
-    expect(statSync(runtimeDir).uid).toBe(expectedUid);
+    const asRoot = process.getuid?.() === 0;
+    const nobody = systemUser('nobody');
+    // Root's folder (nginx may pass through, no more); nginx's own subfolder; both readable
+    // only by nginx's group besides their owner.
+    const folder = statSync(runtimeDir);
+    expect(folder.uid).toBe(process.getuid?.());
+    expect(folder.mode & 0o777).toBe(asRoot ? 0o711 : 0o700);
+    const nginxDir = statSync(join(runtimeDir, 'nginx'));
+    expect(nginxDir.mode & 0o777).toBe(0o700);
+    expect(nginxDir.uid).toBe(asRoot ? nobody?.uid : process.getuid?.());
+    const config = statSync(join(runtimeDir, 'nginx.conf'));
+    expect(config.mode & 0o777).toBe(0o640);
+    expect(config.uid).toBe(process.getuid?.());
+    const socket = statSync(join(runtimeDir, 'router.sock'));
+    expect(socket.isSocket()).toBe(true);
+    expect(socket.uid).toBe(process.getuid?.());
+    if (asRoot) {
+      expect(config.gid).toBe(nobody?.gid);
+      expect(socket.gid).toBe(nobody?.gid);
+      expect(socket.mode & 0o777).toBe(0o660);
+    }
+    const pid = Number(readFileSync(join(runtimeDir, 'nginx', 'nginx.pid'), 'utf8'));
+    expect(uidOf(pid)).toBe(asRoot ? nobody?.uid : process.getuid?.());
 
     await gateway.stop();
     expect(existsSync(runtimeDir)).toBe(false);
@@ -96,10 +114,43 @@ describe('the front door process', () => {
     expect(runtimeDirOf(port)).toBeUndefined();
   });
 
+  it('answers a REST request it hands the router with the JSON 502 when the router is gone', async () => {
+    const port = await findFreePort();
+    const gateway = await gatewayOn(port);
+    const socket = join(runtimeDirOf(port) as string, 'router.sock');
+    renameSync(socket, `${socket}.away`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/rest/v1/notes`, {
+        headers: { apikey: 'a-user-token', authorization: 'bearer a-user-token' },
+      });
+      expect(response.status).toBe(502);
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await response.json()).toEqual({
+        message: 'An invalid response was received from the upstream server',
+      });
+    } finally {
+      renameSync(`${socket}.away`, socket);
+      await gateway.stop();
+    }
+  });
+
   it('says what to install when nginx is missing', () => {
     expect(() => assertNginxInstalled('/nonexistent/nginx')).toThrow(
       /nginx not found at \/nonexistent\/nginx .*apt-get install -y nginx/,
     );
+  });
+});
+
+describe('upstream failures on the router path', () => {
+  it('answers an upstream that never sent its head in time 504, as nginx does', () => {
+    expect(upstreamFailureAnswer(new errors.HeadersTimeoutError())).toEqual({
+      status: 504,
+      body: { message: 'The upstream server is timing out' },
+    });
+    expect(upstreamFailureAnswer(new errors.SocketError('other side closed'))).toEqual({
+      status: 502,
+      body: { message: 'An invalid response was received from the upstream server' },
+    });
   });
 });
 
@@ -108,20 +159,24 @@ describe('the front door configuration', () => {
     port: 54321,
     restPort: 3000,
     routerSocket: '/tmp/x/router.sock',
-    runtimeDir: '/tmp/x',
+    nginxDir: '/tmp/x/nginx',
     keys,
   });
 
-  it('maps every project key to the JWT it stands for', () => {
+  it('maps every project key, case-sensitively and whole, to the JWT it stands for', () => {
     const config = renderNginxConfig(settings());
-    expect(config).toContain(`"${keys.publishableKey}" "${keys.anonKey}";`);
-    expect(config).toContain(`"${keys.secretKey}" "${keys.serviceRoleKey}";`);
+    const pattern = (key: string) => `"~^${key.replace(/[^A-Za-z0-9]/g, '\\$&')}$"`;
+    expect(config).toContain(`${pattern(keys.publishableKey)} "${keys.anonKey}";`);
+    expect(config).toContain(`${pattern(keys.anonKey)} "${keys.anonKey}";`);
+    expect(config).toContain(`${pattern(keys.secretKey)} "${keys.serviceRoleKey}";`);
+    expect(config).toContain(`${pattern(keys.serviceRoleKey)} "${keys.serviceRoleKey}";`);
   });
 
   it.each([
     ['a quote', 'sb_publishable_x"; } server { listen 80; #'],
     ['a newline', 'sb_publishable_x\nlisten 80;'],
     ['a dollar sign', 'sb_publishable_$remote_addr'],
+    ['a leading tilde (a regex to nginx)', '~*.'],
   ])('refuses a key holding %s instead of writing it into the configuration', (_what, key) => {
     expect(() =>
       renderNginxConfig({ ...settings(), keys: { ...keys, publishableKey: key } }),
@@ -137,6 +192,7 @@ describe('when the stack process dies without stopping', () => {
     const port = await findFreePort();
     const script = `
       import pino from 'pino';
+import { errors } from 'undici';
       import { startGateway } from ${JSON.stringify(gatewayModule)};
       import { createProjectKeys } from ${JSON.stringify(keysModule)};
       await startGateway({
@@ -162,13 +218,19 @@ describe('when the stack process dies without stopping', () => {
         child.once('exit', (code) => reject(new Error(`gateway child exited with ${code}`)));
       });
       const runtimeDir = runtimeDirOf(port) as string;
-      const pid = Number(readFileSync(join(runtimeDir, 'nginx.pid'), 'utf8'));
+      const pid = Number(readFileSync(join(runtimeDir, 'nginx', 'nginx.pid'), 'utf8'));
       expect(existsSync(`/proc/${pid}`)).toBe(true);
 
       child.kill('SIGKILL');
       await until(() => !existsSync(`/proc/${pid}`) || undefined, 10_000);
-      // Its folder is left behind (nothing ran to remove it) until another gateway starts.
+      // Its folder is left behind (nothing ran to remove it) until another gateway starts, and
+      // is taken for a dead stack's only once it is a minute old: made older here.
       expect(existsSync(runtimeDir)).toBe(true);
+      const young = await gatewayOn(await findFreePort());
+      await young.stop();
+      expect(existsSync(runtimeDir)).toBe(true);
+      const minuteAgo = new Date(Date.now() - 61_000);
+      utimesSync(runtimeDir, minuteAgo, minuteAgo);
       const next = await gatewayOn(await findFreePort());
       await next.stop();
       expect(existsSync(runtimeDir)).toBe(false);

@@ -172,17 +172,31 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   /** Also called by undici when it refuses the request before sending it (a bad header value). */
-  onResponseError(_controller: Dispatcher.DispatchController | null, _error: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
     this.response.off('close', this.onClientClose);
     if (this.response.destroyed) return;
     if (this.response.headersSent) {
       this.response.destroy();
       return;
     }
-    sendJson(this.response, 502, {
-      message: 'An invalid response was received from the upstream server',
-    });
+    const answer = upstreamFailureAnswer(error);
+    sendJson(this.response, answer.status, answer.body);
   }
+}
+
+/**
+ * Kong's answers when the upstream fails before answering, as nginx's fast path gives them too
+ * (nginx-config.ts): 504 when it never sent its head in time (undici's headersTimeout, 300 s,
+ * as nginx's proxy_read_timeout), else 502.
+ */
+export function upstreamFailureAnswer(error: Error): { status: number; body: { message: string } } {
+  if ((error as { code?: unknown }).code === 'UND_ERR_HEADERS_TIMEOUT') {
+    return { status: 504, body: { message: 'The upstream server is timing out' } };
+  }
+  return {
+    status: 502,
+    body: { message: 'An invalid response was received from the upstream server' },
+  };
 }
 
 const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS']);

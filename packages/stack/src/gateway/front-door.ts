@@ -1,18 +1,24 @@
 // The gateway's front door: Debian's nginx with the configuration nginx-config.ts writes, run as
 // a child of the stack (as `nobody` when the stack runs as root) from a private runtime folder.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { StackError } from '../errors.ts';
+import type { ProjectKeys } from '../keys.ts';
 import { ManagedProcess } from '../managed-process.ts';
-import { portTakenError } from '../port-holders.ts';
+import { isListeningOn, portTakenError } from '../port-holders.ts';
 import { waitUntil } from '../ports.ts';
 import type { OsUser } from '../system-user.ts';
-import { type FrontDoorConfig, renderNginxConfig } from './nginx-config.ts';
+import { renderNginxConfig } from './nginx-config.ts';
+import { type RuntimeDir, writeConfig } from './runtime-dir.ts';
 
 const NGINX_BINARY = '/usr/sbin/nginx';
 
-export interface FrontDoorOptions extends FrontDoorConfig {
+export interface FrontDoorOptions {
+  /** The gateway port, on 127.0.0.1. */
+  port: number;
+  restPort: number;
+  runtime: RuntimeDir;
+  keys: ProjectKeys;
   /** The account nginx runs as; undefined runs it as the stack's own user. */
   user: OsUser | undefined;
   logger: Logger;
@@ -35,28 +41,34 @@ export function assertNginxInstalled(binary = NGINX_BINARY): void {
 
 export async function startFrontDoor(options: FrontDoorOptions): Promise<RunningFrontDoor> {
   assertNginxInstalled();
-  const configFile = join(options.runtimeDir, 'nginx.conf');
-  writeFileSync(configFile, renderNginxConfig(options));
+  const { runtime } = options;
+  writeConfig(
+    runtime,
+    renderNginxConfig({
+      port: options.port,
+      restPort: options.restPort,
+      routerSocket: runtime.routerSocket,
+      nginxDir: runtime.nginxDir,
+      keys: options.keys,
+    }),
+    options.user,
+  );
   const nginx = new ManagedProcess({
     name: 'gateway',
     command: NGINX_BINARY,
     // -e: the error log before the configuration is read, which otherwise is /var/log/nginx.
-    args: ['-p', options.runtimeDir, '-c', configFile, '-e', 'stderr'],
+    args: ['-p', runtime.nginxDir, '-c', runtime.configFile, '-e', 'stderr'],
     env: { PATH: process.env.PATH },
     uid: options.user?.uid,
     gid: options.user?.gid,
     logger: options.logger,
     endsWithParent: true,
   });
-  // nginx writes its pid file after it has bound the port: from then on it takes connections.
-  const pidFile = join(options.runtimeDir, 'nginx.pid');
+  // Up once our nginx holds the listening socket (never judged by a file nginx's user writes).
+  const pid = nginx.child.pid as number;
   try {
     await nginx.whileRunning(
-      waitUntil('gateway (nginx)', async () => {
-        return (
-          existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(nginx.child.pid)
-        );
-      }),
+      waitUntil('gateway (nginx)', async () => isListeningOn(pid, options.port)),
     );
   } catch (error) {
     await nginx.stop();

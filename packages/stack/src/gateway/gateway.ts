@@ -3,21 +3,16 @@
 // /realtime/v1/websocket to the realtime service, CORS for browsers. Two parts: nginx owns the
 // port and sends ordinary REST requests straight to PostgREST (front-door.ts); everything else
 // goes to the Node router (router.ts) over a Unix socket in a private runtime folder.
-import {
-  chownSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { StackError } from '../errors.ts';
 import { type OsUser, systemUser } from '../system-user.ts';
 import { assertNginxInstalled, startFrontDoor } from './front-door.ts';
 import { type RouterOptions, startRouter } from './router.ts';
+import {
+  createRuntimeDir,
+  openRouterSocket,
+  removeRuntimeDir,
+  removeStaleRuntimeDirs,
+} from './runtime-dir.ts';
 
 export interface GatewayOptions extends Omit<RouterOptions, 'upstreams' | 'socketPath'> {
   port: number;
@@ -38,51 +33,23 @@ function frontDoorUser(): OsUser | undefined {
   return user;
 }
 
-const RUNTIME_DIR_PREFIX = 'capture-gateway-';
-/** The pid of the stack process a runtime folder belongs to. */
-const OWNER_FILE = 'stack.pid';
-
-/**
- * Runtime folders of stacks that died without stopping: their nginx ended with them (and took
- * its pid file along), but nothing removed the folder. Each names the process that made it.
- */
-function removeStaleRuntimeDirs(): void {
-  for (const name of readdirSync(tmpdir())) {
-    if (!name.startsWith(RUNTIME_DIR_PREFIX)) continue;
-    const dir = join(tmpdir(), name);
-    try {
-      const pid = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'));
-      // /proc, not kill(pid, 0): that fails for another user's live process too.
-      if (Number.isSafeInteger(pid) && pid > 0 && !existsSync(`/proc/${pid}`)) {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    } catch {
-      // Another user's folder (unreadable), or one removed meanwhile: not ours to sweep.
-    }
-  }
-}
-
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   assertNginxInstalled();
   const user = frontDoorUser();
-  removeStaleRuntimeDirs();
-  // nginx's pid file, temp folders and configuration (which holds the service key), and the
-  // router's socket: 0700, so nothing but nginx (and root) can reach the router.
-  const runtimeDir = mkdtempSync(join(tmpdir(), RUNTIME_DIR_PREFIX));
-  writeFileSync(join(runtimeDir, OWNER_FILE), String(process.pid));
-  if (user) chownSync(runtimeDir, user.uid, user.gid);
-  const routerSocket = join(runtimeDir, 'router.sock');
-  const removeRuntimeDir = () => rmSync(runtimeDir, { recursive: true, force: true });
-  const router = await startRouter({ ...options, socketPath: routerSocket }).catch((error) => {
-    removeRuntimeDir();
-    throw error;
-  });
+  await removeStaleRuntimeDirs(user);
+  const runtime = createRuntimeDir(user);
+  const router = await startRouter({ ...options, socketPath: runtime.routerSocket }).catch(
+    (error: unknown) => {
+      removeRuntimeDir(runtime, user);
+      throw error;
+    },
+  );
   try {
+    openRouterSocket(runtime, user);
     const frontDoor = await startFrontDoor({
       port: options.port,
       restPort: options.restPort,
-      routerSocket,
-      runtimeDir,
+      runtime,
       keys: options.keys,
       user,
       logger: options.logger,
@@ -92,12 +59,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       async stop() {
         await frontDoor.stop();
         await router.stop();
-        removeRuntimeDir();
+        removeRuntimeDir(runtime, user);
       },
     };
   } catch (error) {
     await router.stop();
-    removeRuntimeDir();
+    removeRuntimeDir(runtime, user);
     throw error;
   }
 }

@@ -3,7 +3,6 @@
 // /auth/v1 to the auth service, /functions/v1 to the function processes, WebSocket upgrades at
 // /realtime/v1/websocket to the realtime service, CORS preflights. It is the reference for what
 // the front door does: the fast path admits a subset of what routeRest admits, and does the same.
-import { chmodSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { jwtVerify } from 'jose';
@@ -256,8 +255,10 @@ export async function startRouter(
 ): Promise<RunningRouter> {
   const upstreams = new UpstreamPools();
   const options: RouterOptions = { ...settings, upstreams };
-  const server: Server = createServer({ keepAliveTimeout: 65_000 }, (request, response) =>
-    handle(request, response, options),
+  // nginx sends an HTTP/1.0 client's request on as HTTP/1.1, without the Host it never had.
+  const server: Server = createServer(
+    { keepAliveTimeout: 65_000, requireHostHeader: false },
+    (request, response) => handle(request, response, options),
   );
   // Upgraded sockets leave the HTTP server's bookkeeping but still hold close() open.
   const upgraded = new Set<Duplex>();
@@ -270,9 +271,6 @@ export async function startRouter(
     server.once('error', reject);
     server.listen(options.socketPath, () => resolve());
   });
-  // When the stack runs as root, nginx runs as nobody; the socket's directory (0700, nobody's)
-  // is what keeps everyone else out.
-  chmodSync(options.socketPath, 0o666);
   return {
     async stop() {
       for (const socket of upgraded) socket.destroy();
