@@ -36,11 +36,11 @@ function frontDoorUser(): OsUser | undefined {
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   assertNginxInstalled();
   const user = frontDoorUser();
-  await removeStaleRuntimeDirs(user);
+  await removeStaleRuntimeDirs();
   const runtime = createRuntimeDir(user);
   const router = await startRouter({ ...options, socketPath: runtime.routerSocket }).catch(
     (error: unknown) => {
-      removeRuntimeDir(runtime, user);
+      removeRuntimeDir(runtime);
       throw error;
     },
   );
@@ -59,12 +59,12 @@ export async function startGateway(options: GatewayOptions): Promise<RunningGate
       async stop() {
         await frontDoor.stop();
         await router.stop();
-        removeRuntimeDir(runtime, user);
+        removeRuntimeDir(runtime);
       },
     };
   } catch (error) {
     await router.stop();
-    removeRuntimeDir(runtime, user);
+    removeRuntimeDir(runtime);
     throw error;
   }
 }

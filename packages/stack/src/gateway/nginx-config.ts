@@ -110,9 +110,7 @@ http {
 
   # --- The fast path's decision (router.ts routeRest and credentials.ts are the reference) ---
 
-  # apikey holding a project key: the JWT it stands for. The keys are JWTs of ~200 characters,
-  # longer than a map's default hash bucket holds.
-  map_hash_bucket_size 512;
+  # apikey holding a project key: the JWT it stands for.
   map $http_apikey $apikey_jwt {
     default "";
 ${projectKeyMap(config.keys)}
@@ -198,8 +196,9 @@ ${projectKeyMap(config.keys)}
     error_page 504 @gateway_timeout;
 
     location /rest/v1 {
-      # error_page here replaces the server's list, so the upstream failures are named again,
-      # and may apply after the hand-over to the router too.
+      # error_page here replaces the server's list, so the upstream failures are named again.
+      # recursive_error_pages: without it the hand-over below would switch off @router's own
+      # error pages (the server's), and a dead router would answer nginx's HTML 502.
       recursive_error_pages on;
       error_page 418 = @router;
       error_page 502 @bad_gateway;

@@ -269,7 +269,15 @@ export async function startRouter(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.socketPath, () => resolve());
+    // The socket is made 0600 (Node creates it through the umask), so no one but the stack's
+    // user can connect before it is handed to nginx's (runtime-dir.ts openRouterSocket). The
+    // bind happens within listen(), so the umask is ours only for that call.
+    const umask = process.umask(0o177);
+    try {
+      server.listen(options.socketPath, () => resolve());
+    } finally {
+      process.umask(umask);
+    }
   });
   return {
     async stop() {

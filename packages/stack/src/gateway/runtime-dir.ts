@@ -1,10 +1,10 @@
 // The gateway's private runtime folder under the temp dir: nginx's configuration, the router's
 // socket, and a subfolder nginx writes (its pid file, its temp folders). When the stack runs as
-// root and nginx as `nobody`, the folder and everything root writes stay root's (0711: nginx may
-// pass through, nobody may list or rename), so no link planted by a `nobody` process can turn a
-// write, chmod or removal of root's elsewhere; the subfolder is nginx's, and is removed as nginx's
-// user.
-import { spawnSync } from 'node:child_process';
+// root and nginx as `nobody`, the folder stays root's (0711: nginx may pass through, no one else
+// may list, add or rename), so no link planted by a `nobody` process can turn a write or chmod of
+// root's elsewhere. The configuration and the socket belong to nginx's user alone; the subfolder
+// is nginx's to write. Removal is Node's rmSync, which opens each folder with O_NOFOLLOW and
+// unlinks relative to it, so links planted in nginx's subfolder are removed, never followed.
 import {
   chmodSync,
   chownSync,
@@ -53,31 +53,30 @@ export function createRuntimeDir(nginxUser: OsUser | undefined): RuntimeDir {
   return dir;
 }
 
-/** The configuration holds the keys: readable by nginx's group only. */
+/** The configuration holds the keys: readable by nginx's user alone (and root). */
 export function writeConfig(dir: RuntimeDir, text: string, nginxUser: OsUser | undefined): void {
-  writeFileSync(dir.configFile, text, { mode: 0o640, flag: 'wx' });
-  if (nginxUser) chownSync(dir.configFile, 0, nginxUser.gid);
+  writeFileSync(dir.configFile, text, { mode: 0o400, flag: 'wx' });
+  if (nginxUser) chownSync(dir.configFile, nginxUser.uid, nginxUser.gid);
 }
 
-/** Lets nginx's user, and only its group besides root, connect to the router's socket. */
+/** Hands the router's socket (created 0600, router.ts) to nginx's user alone (and root). */
 export function openRouterSocket(dir: RuntimeDir, nginxUser: OsUser | undefined): void {
-  if (!nginxUser) return;
-  chownSync(dir.routerSocket, 0, nginxUser.gid);
-  chmodSync(dir.routerSocket, 0o660);
+  if (nginxUser) chownSync(dir.routerSocket, nginxUser.uid, nginxUser.gid);
 }
 
-export function removeRuntimeDir(dir: RuntimeDir, nginxUser: OsUser | undefined): void {
-  if (nginxUser) {
-    spawnSync('/bin/rm', ['-rf', '--', dir.nginxDir], {
-      uid: nginxUser.uid,
-      gid: nginxUser.gid,
-      stdio: 'ignore',
-    });
+/**
+ * Never throws: a folder that cannot be removed now (a `nobody` process racing the removal) is
+ * left for the next gateway's sweep rather than failing a stop or hiding a start's real error.
+ */
+export function removeRuntimeDir(dir: RuntimeDir): void {
+  try {
+    rmSync(dir.path, { recursive: true, force: true });
+  } catch {
+    // swept later (removeStaleRuntimeDirs)
   }
-  rmSync(dir.path, { recursive: true, force: true });
 }
 
-/** Whether a router still answers on the socket (any other outcome: nobody is there). */
+/** Whether a router still answers on the socket. */
 function routerAnswers(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect(socketPath);
@@ -85,10 +84,7 @@ function routerAnswers(socketPath: string): Promise<boolean> {
       socket.destroy();
       resolve(true);
     });
-    socket.once('error', (error: NodeJS.ErrnoException) => {
-      // EACCES: a socket we may not use is someone else's, and live as far as we can tell.
-      resolve(error.code === 'EACCES');
-    });
+    socket.once('error', () => resolve(false));
   });
 }
 
@@ -97,7 +93,7 @@ function routerAnswers(socketPath: string): Promise<boolean> {
  * (same owner), older than a minute, with no router answering on their socket. Asking the
  * socket, not a pid, also holds for a stack in another pid namespace sharing this temp dir.
  */
-export async function removeStaleRuntimeDirs(nginxUser: OsUser | undefined): Promise<void> {
+export async function removeStaleRuntimeDirs(): Promise<void> {
   const uid = process.getuid?.();
   for (const name of readdirSync(tmpdir())) {
     if (!name.startsWith(PREFIX)) continue;
@@ -107,7 +103,7 @@ export async function removeStaleRuntimeDirs(nginxUser: OsUser | undefined): Pro
       if (!stat.isDirectory() || stat.uid !== uid) continue;
       if (Date.now() - stat.mtimeMs < STALE_AFTER_MS) continue;
       if (await routerAnswers(dir.routerSocket)) continue;
-      removeRuntimeDir(dir, nginxUser);
+      removeRuntimeDir(dir);
     } catch {
       // Removed meanwhile, or not ours to remove.
     }
