@@ -270,6 +270,12 @@ describe('overview, live over Realtime', () => {
     const { page } = await browsers.openPage();
     await signInAs(page, dashboard().dashboardUrl, 'viewer');
     await page.getByTestId('status-components').waitFor({ timeout: 15_000 });
+    // A change made before the channel has joined is never sent: wait until the page is live.
+    await expect
+      .poll(() => page.locator('[data-testid="status-section"] [data-state="live"]').count(), {
+        timeout: 10_000,
+      })
+      .toBe(1);
     const { rows } = await database().query(
       'select snapshot from public.service_status where id = 1',
     );
