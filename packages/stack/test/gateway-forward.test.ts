@@ -85,6 +85,18 @@ function rawExchange(head: string, body = ''): Promise<string> {
 
 const restPath = '/rest/v1/notes?select=id';
 
+/** The raw header names the upstream received, in order. */
+const receivedNames = () => (received?.rawHeaders ?? []).filter((_, index) => index % 2 === 0);
+const servedBy = () => (receivedNames().includes('X-Forwarded-Prefix') ? 'nginx' : 'router');
+
+/** A GET of restPath with these header lines (and Host, and Connection: close), by hand. */
+function restGet(lines: string[], body = ''): Promise<string> {
+  return rawExchange(
+    [`GET ${restPath} HTTP/1.1`, 'Host: gateway.test', ...lines, 'Connection: close'].join('\n'),
+    body,
+  );
+}
+
 interface Route {
   name: string;
   /** The REST credentials sent: the fast path takes the first form, only the router the second. */
@@ -122,16 +134,8 @@ const headerLines = (headers: Record<string, string>) =>
 
 describe.each(routes)('$name', (route) => {
   it('reaches the upstream this way, with the Authorization the credentials stand for', async () => {
-    await rawExchange(
-      [
-        `GET ${restPath} HTTP/1.1`,
-        'Host: gateway.test',
-        ...headerLines(route.credentials()),
-        'Connection: close',
-      ].join('\n'),
-    );
-    const names = (received?.rawHeaders ?? []).filter((_, index) => index % 2 === 0);
-    expect(names).toContain(route.prefixHeaderName);
+    await restGet(headerLines(route.credentials()));
+    expect(receivedNames()).toContain(route.prefixHeaderName);
     expect(received?.headers.authorization).toBe(route.upstreamAuthorization());
   });
 
@@ -179,19 +183,14 @@ describe.each(routes)('$name', (route) => {
     expect(headers['x-forwarded-prefix']).toBe('/rest/v1');
     expect(headers['x-real-ip']).toBeUndefined();
     // Each exactly once: the client's lines are dropped, not merged.
-    const names = (received?.rawHeaders ?? []).filter((_, index) => index % 2 === 0);
-    expect(names.filter((name) => name.toLowerCase().startsWith('x-forwarded-'))).toHaveLength(4);
+    const forwarded = receivedNames().filter((name) =>
+      name.toLowerCase().startsWith('x-forwarded-'),
+    );
+    expect(forwarded).toHaveLength(4);
   });
 
   it('sends the path without the prefix', async () => {
-    await rawExchange(
-      [
-        `GET ${restPath} HTTP/1.1`,
-        'Host: gateway.test',
-        ...headerLines(route.credentials()),
-        'Connection: close',
-      ].join('\n'),
-    );
+    await restGet(headerLines(route.credentials()));
     expect(received?.url).toBe('/notes?select=id');
   });
 
@@ -271,14 +270,7 @@ describe.each(routes)('$name', (route) => {
       });
       response.end('[{"id":1}]');
     };
-    const response = await rawExchange(
-      [
-        `GET ${restPath} HTTP/1.1`,
-        'Host: gateway.test',
-        ...headerLines(route.credentials()),
-        'Connection: close',
-      ].join('\n'),
-    );
+    const response = await restGet(headerLines(route.credentials()));
     const [head, body] = response.split('\r\n\r\n');
     const lines = (head ?? '').toLowerCase().split('\r\n');
     expect(lines).toContain('content-range: 0-0/*');
@@ -383,10 +375,6 @@ describe.each(routes)('$name', (route) => {
     expect(received).toBeUndefined();
   });
 });
-
-/** The raw header names the upstream received, in order. */
-const receivedNames = () => (received?.rawHeaders ?? []).filter((_, index) => index % 2 === 0);
-const servedBy = () => (receivedNames().includes('X-Forwarded-Prefix') ? 'nginx' : 'router');
 
 describe('which way a REST request goes', () => {
   it('sends a request whose Connection header names fields to the router, which removes them', async () => {
@@ -512,31 +500,21 @@ describe('which way a REST request goes', () => {
   });
 
   it('with two apikey lines, decides on the first (nginx 1.22) and forwards the token it checked', async () => {
-    const response = await rawExchange(
-      [
-        `GET ${restPath} HTTP/1.1`,
-        'Host: gateway.test',
-        'apikey: a-user-token',
-        'apikey: another-token',
-        'Authorization: Bearer a-user-token',
-        'Connection: close',
-      ].join('\n'),
-    );
+    const response = await restGet([
+      'apikey: a-user-token',
+      'apikey: another-token',
+      'Authorization: Bearer a-user-token',
+    ]);
     expect(response).toMatch(/^HTTP\/1\.1 200/);
     expect(received?.headers.authorization).toBe('Bearer a-user-token');
   });
 
   it('refuses two Authorization lines outright', async () => {
-    const response = await rawExchange(
-      [
-        `GET ${restPath} HTTP/1.1`,
-        'Host: gateway.test',
-        'apikey: a-user-token',
-        'Authorization: Bearer a-user-token',
-        'Authorization: Bearer another-token',
-        'Connection: close',
-      ].join('\n'),
-    );
+    const response = await restGet([
+      'apikey: a-user-token',
+      'Authorization: Bearer a-user-token',
+      'Authorization: Bearer another-token',
+    ]);
     expect(response).toMatch(/^HTTP\/1\.1 400/);
     expect(received).toBeUndefined();
   });
@@ -547,29 +525,13 @@ describe('which way a REST request goes', () => {
     ['a tab before the scheme', '\tBearer '],
     ['a no-break space after the scheme', 'Bearer\xa0'],
   ])('translates a secret-key bearer spelled with %s as the router does', async (_what, prefix) => {
-    await rawExchange(
-      [
-        `GET ${restPath} HTTP/1.1`,
-        'Host: gateway.test',
-        `apikey: ${keys.anonKey}`,
-        `Authorization: ${prefix}${keys.secretKey}`,
-        'Connection: close',
-      ].join('\n'),
-    );
+    await restGet([`apikey: ${keys.anonKey}`, `Authorization: ${prefix}${keys.secretKey}`]);
     expect(servedBy()).toBe('router');
     expect(received?.headers.authorization).toBe(`Bearer ${keys.serviceRoleKey}`);
   });
 
   it('refuses a token holding a no-break space, in both headers, as the router does', async () => {
-    const response = await rawExchange(
-      [
-        `GET ${restPath} HTTP/1.1`,
-        'Host: gateway.test',
-        'apikey: tok\xa0x',
-        'Authorization: Bearer tok\xa0x',
-        'Connection: close',
-      ].join('\n'),
-    );
+    const response = await restGet(['apikey: tok\xa0x', 'Authorization: Bearer tok\xa0x']);
     expect(response).toMatch(/^HTTP\/1\.1 401/);
     expect(received).toBeUndefined();
   });
@@ -583,16 +545,7 @@ describe('which way a REST request goes', () => {
       });
       incoming.on('end', () => response.end('[]'));
     };
-    const response = await rawExchange(
-      [
-        `GET ${restPath} HTTP/1.1`,
-        'Host: gateway.test',
-        `apikey: ${keys.anonKey}`,
-        'Content-Length: 5',
-        'Connection: close',
-      ].join('\n'),
-      'hello',
-    );
+    const response = await restGet([`apikey: ${keys.anonKey}`, 'Content-Length: 5'], 'hello');
     expect(response).toMatch(/^HTTP\/1\.1 200/);
     expect(servedBy()).toBe('router');
     expect(body).toBe('');
