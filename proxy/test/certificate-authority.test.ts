@@ -1,11 +1,12 @@
 // The project CA: created once with the properties a device will check, persisted with a private
 // key file, reused on the next start, refused (not replaced) when the stored files are wrong, and
 // served by the proxy as PEM and DER without forwarding.
-import { X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import forge from 'node-forge';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -14,6 +15,7 @@ import {
   loadOrCreateCertificateAuthority,
   startProxy,
 } from '../src/index.ts';
+import { certificateSerialNumber } from '../src/tls/serial-number.ts';
 import { LOOPBACK_DESTINATIONS } from './helpers/origins.ts';
 
 const dirs: string[] = [];
@@ -52,6 +54,45 @@ describe('loadOrCreateCertificateAuthority', () => {
     const other = loadOrCreateCertificateAuthority(tempDir());
     writeFileSync(join(dir, 'ca.key'), other.keyPem);
     expect(() => loadOrCreateCertificateAuthority(dir)).toThrow(CertificateAuthorityError);
+  });
+});
+
+describe('certificateSerialNumber', () => {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const certificateWithSerial = (serialNumber: string) => {
+    const cert = forge.pki.createCertificate();
+    cert.publicKey = forge.pki.publicKeyFromPem(
+      publicKey.export({ type: 'spki', format: 'pem' }) as string,
+    );
+    cert.serialNumber = serialNumber;
+    cert.validity.notBefore = new Date();
+    cert.validity.notAfter = new Date(Date.now() + 3600_000);
+    cert.setSubject([{ name: 'commonName', value: 'serial.test' }]);
+    cert.setIssuer([{ name: 'commonName', value: 'serial.test' }]);
+    const key = privateKey.export({ type: 'pkcs1', format: 'pem' }) as string;
+    cert.sign(forge.pki.privateKeyFromPem(key), forge.md.sha256.create());
+    return new X509Certificate(forge.pki.certificateToPem(cert));
+  };
+
+  // Random bytes 00 00 0x.. once gave a padded INTEGER OpenSSL refused ("illegal padding").
+  it.each([
+    ['all zero', Buffer.alloc(16)],
+    ['two zero bytes, then a small one', Buffer.from(`00007f${'ab'.repeat(13)}`, 'hex')],
+    ['all ones', Buffer.alloc(16, 0xff)],
+    ['top bit only', Buffer.from(`80${'00'.repeat(15)}`, 'hex')],
+  ])('gives a positive 16-byte serial OpenSSL accepts from %s random bytes', (_case, random) => {
+    const serial = certificateSerialNumber(random);
+    expect(serial).toMatch(/^[4-7][0-9a-f]{31}$/);
+    expect(certificateWithSerial(serial).serialNumber.toLowerCase()).toBe(serial);
+  });
+
+  it('keeps the other 126 bits random', () => {
+    const serials = new Set(Array.from({ length: 1000 }, () => certificateSerialNumber()));
+    expect(serials.size).toBe(1000);
+  });
+
+  it('refuses a random source of the wrong length', () => {
+    expect(() => certificateSerialNumber(Buffer.alloc(8))).toThrow(RangeError);
   });
 });
 

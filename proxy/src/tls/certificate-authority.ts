@@ -2,10 +2,11 @@
 // on first run, persisted (the key readable by its owner only), loaded on later runs, and
 // downloadable as PEM and DER so devices can install it. node-forge builds the certificate;
 // the RSA key comes from Node's crypto (OpenSSL), as the reference notes recommend for speed.
-import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import forge from 'node-forge';
+import { certificateSerialNumber } from './serial-number.ts';
 
 export interface CertificateAuthority {
   certPem: string;
@@ -36,10 +37,7 @@ function createAuthority(commonName: string): { certPem: string; keyPem: string 
   });
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicKey);
-  // A positive 128-bit serial (RFC 5280 §4.1.2.2): clear the top bit.
-  const serial = randomBytes(16);
-  serial[0] = (serial[0] as number) & 0x7f;
-  cert.serialNumber = serial.toString('hex');
+  cert.serialNumber = certificateSerialNumber();
   const now = new Date();
   cert.validity.notBefore = new Date(now.getTime() - 24 * 3600 * 1000);
   cert.validity.notAfter = new Date(now.getTime());

@@ -9,13 +9,13 @@ import {
   generateKeyPair,
   type KeyObject,
   privateEncrypt,
-  randomBytes,
 } from 'node:crypto';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import forge from 'node-forge';
 import type { CertificateAuthority } from './certificate-authority.ts';
+import { certificateSerialNumber } from './serial-number.ts';
 
 /** DER prefix of a DigestInfo for SHA-256 (RFC 8017 §9.2 note 1): PKCS#1 v1.5 signs it + digest. */
 const SHA256_DIGEST_INFO = Buffer.from('3031300d060960864801650304020105000420', 'hex');
@@ -117,9 +117,7 @@ export class LeafCertificateCache {
   private sign(name: string): LeafContext {
     const cert = forge.pki.createCertificate();
     cert.publicKey = this.leafPublicKey;
-    const serial = randomBytes(16);
-    serial[0] = (serial[0] as number) & 0x7f; // positive (RFC 5280 §4.1.2.2)
-    cert.serialNumber = serial.toString('hex');
+    cert.serialNumber = certificateSerialNumber();
     const now = this.now();
     cert.validity.notBefore = new Date(now - 24 * 3600 * 1000); // tolerate skewed device clocks
     cert.validity.notAfter = new Date(now + LEAF_VALIDITY_MS);
