@@ -37,6 +37,14 @@ if ((${#missing[@]} > 0)); then
   fi
 fi
 
+# A root-run stack hands the gateway's nginx to an account of its own (gateway.ts), so no other
+# process can read its configuration (the project keys) or reach the router's socket.
+if [[ "$(id -u)" == 0 ]] && ! getent passwd capture-gateway > /dev/null; then
+  useradd --system --user-group --no-create-home --home-dir /nonexistent \
+    --shell /usr/sbin/nologin --comment 'capture platform gateway (nginx)' capture-gateway
+  echo 'setup: created the capture-gateway system user, which the gateway nginx runs as'
+fi
+
 if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
   # `npm ci`: exactly the lock file, which it never rewrites. The lock names every platform's
   # binary package that exists (packages/stack/test/install.test.ts checks it); the few a pinned

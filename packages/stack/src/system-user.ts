@@ -1,5 +1,5 @@
 // System accounts from /etc/passwd: a stack run as root hands its servers to unprivileged users
-// (Postgres to `postgres`, which refuses root; the gateway's nginx to `nobody`).
+// (Postgres to `postgres`, which refuses root; the gateway's nginx to `capture-gateway`).
 import { readFileSync } from 'node:fs';
 
 export interface OsUser {

@@ -1,7 +1,7 @@
 // The gateway's front door as a process: where it keeps its files and as whom it runs, what a
 // taken port or a missing nginx says, that a key cannot rewrite its configuration, that a stop
 // leaves nothing behind, and that nothing outlives a stack process killed outright.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, utimesSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { FunctionHost } from '../src/functions/function-host.ts';
 import { upstreamFailureAnswer } from '../src/gateway/forward.ts';
 import { assertNginxInstalled } from '../src/gateway/front-door.ts';
-import { startGateway } from '../src/gateway/gateway.ts';
+import { GATEWAY_USER, startGateway } from '../src/gateway/gateway.ts';
 import { renderNginxConfig } from '../src/gateway/nginx-config.ts';
 import { createProjectKeys, type ProjectKeys } from '../src/keys.ts';
 import { findFreePort } from '../src/ports.ts';
@@ -71,16 +71,17 @@ describe('the front door process', () => {
     expect(dir).toBeDefined();
     const runtimeDir = dir as string;
     const asRoot = process.getuid?.() === 0;
-    const nobody = systemUser('nobody');
+    // As root, nginx runs as its own account (scripts/setup.sh creates it; CI runs setup first).
+    const nginxUid = asRoot ? systemUser(GATEWAY_USER)?.uid : process.getuid?.();
+    expect(nginxUid).toBeDefined();
     // The stack user's folder (nginx may pass through, no more) and nginx's own subfolder.
     const folder = statSync(runtimeDir);
     expect(folder.uid).toBe(process.getuid?.());
     expect(folder.mode & 0o777).toBe(asRoot ? 0o711 : 0o700);
     const nginxDir = statSync(join(runtimeDir, 'nginx'));
     expect(nginxDir.mode & 0o777).toBe(0o700);
-    expect(nginxDir.uid).toBe(asRoot ? nobody?.uid : process.getuid?.());
+    expect(nginxDir.uid).toBe(nginxUid);
     // The configuration (it holds the keys) and the router's socket: nginx's user's alone.
-    const nginxUid = asRoot ? nobody?.uid : process.getuid?.();
     const config = statSync(join(runtimeDir, 'nginx.conf'));
     expect(config.mode & 0o777).toBe(0o400);
     expect(config.uid).toBe(nginxUid);
@@ -89,7 +90,7 @@ describe('the front door process', () => {
     expect(socket.mode & 0o777).toBe(0o600);
     expect(socket.uid).toBe(nginxUid);
     const pid = Number(readFileSync(join(runtimeDir, 'nginx', 'nginx.pid'), 'utf8'));
-    expect(uidOf(pid)).toBe(asRoot ? nobody?.uid : process.getuid?.());
+    expect(uidOf(pid)).toBe(nginxUid);
 
     await gateway.stop();
     expect(existsSync(runtimeDir)).toBe(false);
@@ -97,6 +98,56 @@ describe('the front door process', () => {
     const refused = await fetch(`http://127.0.0.1:${port}/rest/v1/`).catch((error) => error);
     expect(refused).toBeInstanceOf(Error);
   });
+
+  // Another unprivileged account (here `nobody`, which other daemons run as) can neither read
+  // the project keys in the configuration nor reach the router, where it could claim any client
+  // address for auth's rate limits. Only meaningful when the stack runs as root.
+  it.skipIf(process.getuid?.() !== 0)(
+    'keeps the keys and the router out of reach of other unprivileged processes',
+    async () => {
+      const port = await findFreePort();
+      const gateway = await gatewayOn(port);
+      try {
+        const runtimeDir = runtimeDirOf(port) as string;
+        // Asynchronously: the router answering the last command lives in this process.
+        const asNobody = (...command: string[]) =>
+          new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+            execFile(
+              'setpriv',
+              ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', ...command],
+              { encoding: 'utf8', timeout: 5_000 },
+              (error, stdout, stderr) =>
+                resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+            );
+          });
+        const read = await asNobody('cat', join(runtimeDir, 'nginx.conf'));
+        expect(read.status).not.toBe(0);
+        expect(read.stderr).toContain('Permission denied');
+        expect(read.stdout).not.toContain(keys.serviceRoleKey);
+        const reach = await asNobody(
+          'socat',
+          '-u',
+          'OPEN:/dev/null',
+          `UNIX-CONNECT:${join(runtimeDir, 'router.sock')}`,
+        );
+        expect(reach.status).not.toBe(0);
+        expect(reach.stderr).toContain('Permission denied');
+        // The same account reaches what is meant for everyone: the gateway's port.
+        const viaPort = await asNobody(
+          'curl',
+          '-s',
+          '-o',
+          '/dev/null',
+          '-w',
+          '%{http_code}',
+          `http://127.0.0.1:${port}/rest/v1/`,
+        );
+        expect(viaPort.stdout).toBe('401');
+      } finally {
+        await gateway.stop();
+      }
+    },
+  );
 
   it('names the port, the service and the holder when the port is taken, and cleans up', async () => {
     const holder = createServer();

@@ -3,6 +3,7 @@
 // /realtime/v1/websocket to the realtime service, CORS for browsers. Two parts: nginx owns the
 // port and sends ordinary REST requests straight to PostgREST (front-door.ts); everything else
 // goes to the Node router (router.ts) over a Unix socket in a private runtime folder.
+import type { Logger } from 'pino';
 import { StackError } from '../errors.ts';
 import { type OsUser, systemUser } from '../system-user.ts';
 import { assertNginxInstalled, startFrontDoor } from './front-door.ts';
@@ -23,19 +24,34 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** nginx never runs as root: a root-run stack hands it to `nobody`. */
-function frontDoorUser(): OsUser | undefined {
+/** The system account `scripts/setup.sh` creates for nginx: no other process runs as it. */
+export const GATEWAY_USER = 'capture-gateway';
+
+/**
+ * nginx never runs as root: a root-run stack hands it to its own account, so no other process
+ * may read its configuration (the project keys) or connect to the router's socket (and claim a
+ * client address there). Without that account, `nobody`, whose other processes could.
+ */
+function frontDoorUser(logger: Logger): OsUser | undefined {
   if (process.getuid?.() !== 0) return undefined;
+  const own = systemUser(GATEWAY_USER);
+  if (own) return own;
   const user = systemUser('nobody');
   if (!user) {
-    throw new StackError('missing_dependency', 'running as root but no `nobody` system user');
+    throw new StackError(
+      'missing_dependency',
+      `running as root but no \`${GATEWAY_USER}\` or \`nobody\` system user; run scripts/setup.sh as root`,
+    );
   }
+  logger.warn(
+    `nginx runs as \`nobody\`, whose other processes could read the gateway's keys; run scripts/setup.sh as root to create the \`${GATEWAY_USER}\` user`,
+  );
   return user;
 }
 
 export async function startGateway(options: GatewayOptions): Promise<RunningGateway> {
   assertNginxInstalled();
-  const user = frontDoorUser();
+  const user = frontDoorUser(options.logger);
   await removeStaleRuntimeDirs();
   const runtime = createRuntimeDir(user);
   const router = await startRouter({ ...options, socketPath: runtime.routerSocket }).catch(

@@ -1,8 +1,8 @@
 // The gateway's private runtime folder under the temp dir: nginx's configuration, the router's
 // socket, and a subfolder nginx writes (its pid file, its temp folders). When the stack runs as
-// root and nginx as `nobody`, the folder stays root's (0711: nginx may pass through, no one else
-// may list, add or rename), so no link planted by a `nobody` process can turn a write or chmod of
-// root's elsewhere. The configuration and the socket belong to nginx's user alone; the subfolder
+// root and nginx as another account, the folder stays root's (0711: nginx may pass through, no
+// one else may list, add or rename), so no link planted by a process of nginx's account can turn
+// a write or chmod of root's elsewhere. The configuration and the socket belong to nginx's user alone; the subfolder
 // is nginx's to write. Removal is Node's rmSync, which opens each folder with O_NOFOLLOW and
 // unlinks relative to it, so links planted in nginx's subfolder are removed, never followed.
 import {
@@ -65,7 +65,7 @@ export function openRouterSocket(dir: RuntimeDir, nginxUser: OsUser | undefined)
 }
 
 /**
- * Never throws: a folder that cannot be removed now (a `nobody` process racing the removal) is
+ * Never throws: a folder that cannot be removed now (a process of nginx's account racing the removal) is
  * left for the next gateway's sweep rather than failing a stop or hiding a start's real error.
  */
 export function removeRuntimeDir(dir: RuntimeDir): void {
