@@ -219,7 +219,11 @@ describe('a sandbox against the capture proxy', () => {
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const sandbox = new ShellSandbox(
-      FarmConfigSchema.parse({ enabled: true, shell: { wallTimeMs: 10_000 } }),
+      // Uids of its own (RLIMIT_NPROC is per uid; farm-sandbox uses 61100, the stack's farm 61000).
+      FarmConfigSchema.parse({
+        enabled: true,
+        shell: { wallTimeMs: 10_000, sandboxUidBase: 61_200 },
+      }),
       pino({ level: 'silent' }),
     );
     try {

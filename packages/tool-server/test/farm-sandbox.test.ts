@@ -18,6 +18,9 @@ import {
 const config = FarmConfigSchema.parse({
   enabled: true,
   shell: {
+    // Uids of its own: RLIMIT_NPROC counts every process of a uid, so test files running in
+    // parallel on the default 61000 would share one process limit (farm-attacks uses 61200).
+    sandboxUidBase: 61_100,
     wallTimeMs: 5_000,
     cpuSeconds: 2,
     memoryBytes: 256 * 1024 * 1024,
@@ -155,9 +158,13 @@ describe('the shell sandbox', () => {
   });
 
   it('survives a fork bomb: the process limit holds and the host stays usable', async () => {
-    const bomb = await run('bomb() { bomb | bomb & }; bomb; sleep 1; echo still-here', {
-      wallTimeMs: 4_000,
-    });
+    // After starting the bomb the shell counts with builtins only. An external `sleep` must fork
+    // too, and once the bomb holds every process slot dash's fork fails, which ends a
+    // non-interactive shell on the spot: a busy CI run once saw exactly that (empty output).
+    const bomb = await run(
+      'bomb() { bomb | bomb & }; bomb; i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done; echo still-here',
+      { wallTimeMs: 4_000 },
+    );
     expect(bomb.stdout).toContain('still-here');
     expect(bomb.stderr).toMatch(/fork|Resource temporarily unavailable/i);
     const after = await run('echo fine');
