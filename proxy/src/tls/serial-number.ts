@@ -10,8 +10,9 @@ const SERIAL_BYTES = 16;
 
 /** Hex of a positive, minimally encoded, 16-byte serial drawn from `random`. */
 export function certificateSerialNumber(random: Buffer = randomBytes(SERIAL_BYTES)): string {
-  if (random.length !== SERIAL_BYTES)
+  if (random.length !== SERIAL_BYTES) {
     throw new RangeError(`a serial needs ${SERIAL_BYTES} random bytes`);
+  }
   const serial = Buffer.from(random);
   serial[0] = 0x40 | ((serial[0] as number) & 0x3f);
   return serial.toString('hex');

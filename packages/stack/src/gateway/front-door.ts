@@ -1,5 +1,6 @@
 // The gateway's front door: Debian's nginx with the configuration nginx-config.ts writes, run as
-// a child of the stack (as its own `capture-gateway` account when the stack runs as root) from a private runtime folder.
+// a child of the stack (as its own `capture-gateway` account when the stack runs as root) from a
+// private runtime folder.
 import { existsSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { StackError } from '../errors.ts';

@@ -2,9 +2,10 @@
 // socket, and a subfolder nginx writes (its pid file, its temp folders). When the stack runs as
 // root and nginx as another account, the folder stays root's (0711: nginx may pass through, no
 // one else may list, add or rename), so no link planted by a process of nginx's account can turn
-// a write or chmod of root's elsewhere. The configuration and the socket belong to nginx's user alone; the subfolder
-// is nginx's to write. Removal is Node's rmSync, which opens each folder with O_NOFOLLOW and
-// unlinks relative to it, so links planted in nginx's subfolder are removed, never followed.
+// a write or chmod of root's elsewhere. The configuration and the socket belong to nginx's user
+// alone; the subfolder is nginx's to write. Removal is Node's rmSync, which opens each folder
+// with O_NOFOLLOW and unlinks relative to it, so links planted in nginx's subfolder are removed,
+// never followed.
 import {
   chmodSync,
   chownSync,
@@ -65,8 +66,9 @@ export function openRouterSocket(dir: RuntimeDir, nginxUser: OsUser | undefined)
 }
 
 /**
- * Never throws: a folder that cannot be removed now (a process of nginx's account racing the removal) is
- * left for the next gateway's sweep rather than failing a stop or hiding a start's real error.
+ * Never throws: a folder that cannot be removed now (a process of nginx's account racing the
+ * removal) is left for the next gateway's sweep rather than failing a stop or hiding a start's
+ * real error.
  */
 export function removeRuntimeDir(dir: RuntimeDir): void {
   try {
