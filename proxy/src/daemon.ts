@@ -22,6 +22,8 @@ export interface DaemonConfig {
   /** Holds ca.pem/ca.key and the capture spool. */
   dataDir: string;
   host: string;
+  /** LAN mode: listeners also bind this address (PROXY_LAN_ADDRESS; docs/proxy.md). */
+  lanAddress?: string;
   port: number;
   managementPort: number;
   proxyDomain: string;
@@ -77,6 +79,7 @@ const EnvironmentConfig = z.object({
   PROXY_DB_URL: z.string().min(1, 'PROXY_DB_URL (a Postgres URL) is required'),
   PROXY_DATA_DIR: z.string().default('.proxy'),
   PROXY_HOST: z.string().default('127.0.0.1'),
+  PROXY_LAN_ADDRESS: z.union([z.ipv4(), z.ipv6()]).optional(),
   PROXY_PORT: z.coerce.number().int().min(0).max(65_535).default(8888),
   PROXY_MANAGEMENT_PORT: z.coerce.number().int().min(0).max(65_535).default(8889),
   PROXY_DOMAIN: z.string().default('proxy.localhost'),
@@ -125,6 +128,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
     dbUrl: parsed.PROXY_DB_URL,
     dataDir: parsed.PROXY_DATA_DIR,
     host: parsed.PROXY_HOST,
+    lanAddress: parsed.PROXY_LAN_ADDRESS,
     port: parsed.PROXY_PORT,
     managementPort: parsed.PROXY_MANAGEMENT_PORT,
     proxyDomain: parsed.PROXY_DOMAIN,
@@ -180,6 +184,7 @@ export async function startProxyDaemon(
       port: config.port,
       managementPort: config.managementPort,
       host: config.host,
+      lanAddress: config.lanAddress,
       writer,
       allowlist: config.allowlist,
       bodyCap: config.bodyCap,

@@ -12,6 +12,7 @@ export {
   type RunningDaemon,
   startProxyDaemon,
 } from './daemon.ts';
+export { DestinationPolicy } from './destination-policy.ts';
 export { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
 export { PAC_CONTENT_TYPE, pacBody } from './devices/pac.ts';
 export {

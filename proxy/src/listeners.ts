@@ -1,24 +1,26 @@
 // The proxy's listening ports: the fixed ones (shared, management) and the device ports opened
-// on demand, one `net.Server` each, all handing connections to one accept function. Opening a port
-// twice at once shares one attempt; closing the set destroys every connection it accepted.
+// on demand, one `net.Server` per port and bound address (loopback, and the LAN address in LAN
+// mode), all handing connections to one accept function. Opening a port twice at once shares one
+// attempt; closing the set destroys every connection it accepted.
 import net from 'node:net';
 import type { Logger } from 'pino';
 
 export class ListenerSet {
-  private readonly servers = new Map<number, net.Server>();
+  private readonly servers = new Map<number, net.Server[]>();
   private readonly opening = new Map<number, Promise<number>>();
   private readonly fixed = new Set<number>();
   private readonly sockets = new Set<net.Socket>();
-  private readonly host: string;
+  private readonly hosts: string[];
   private readonly accept: (socket: net.Socket, port: number) => void;
   private readonly logger: Logger;
 
+  /** `hosts`: every address each port binds; the first picks the port of a port-0 listener. */
   constructor(options: {
-    host: string;
+    hosts: string[];
     accept(socket: net.Socket, port: number): void;
     logger: Logger;
   }) {
-    this.host = options.host;
+    this.hosts = options.hosts;
     this.accept = options.accept;
     this.logger = options.logger;
   }
@@ -51,37 +53,24 @@ export class ListenerSet {
 
   /** Stops a device port accepting (its connections end on their own). */
   close(port: number): void {
-    const server = this.servers.get(port);
-    if (!server || this.fixed.has(port)) return;
+    const servers = this.servers.get(port);
+    if (!servers || this.fixed.has(port)) return;
     this.servers.delete(port);
-    server.close();
+    for (const server of servers) server.close();
   }
 
   async closeAll(): Promise<void> {
-    const closing = [...this.servers.values()].map(
-      (server) => new Promise<void>((resolve) => server.close(() => resolve())),
-    );
+    const closing = [...this.servers.values()]
+      .flat()
+      .map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     for (const socket of this.sockets) socket.destroy();
     await Promise.all(closing);
   }
 
   private open(port: number): Promise<number> {
-    let assigned = port;
-    const server = net.createServer((socket) => {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-      this.accept(socket, assigned);
-    });
-    const opening = new Promise<number>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, this.host, () => {
-        server.off('error', reject);
-        assigned = (server.address() as net.AddressInfo).port;
-        resolve(assigned);
-      });
-    }).then(
-      (opened) => {
-        this.servers.set(opened, server);
+    const opening = this.listenOnEveryHost(port).then(
+      ({ port: opened, servers }) => {
+        this.servers.set(opened, servers);
         this.opening.delete(port);
         return opened;
       },
@@ -93,5 +82,39 @@ export class ListenerSet {
     );
     if (port !== 0) this.opening.set(port, opening);
     return opening;
+  }
+
+  /** One server per host on the same port; if one host cannot bind, none stays open. */
+  private async listenOnEveryHost(port: number): Promise<{ port: number; servers: net.Server[] }> {
+    const servers: net.Server[] = [];
+    let assigned = port;
+    try {
+      for (const host of this.hosts) {
+        const server = await this.listen(host, assigned);
+        servers.push(server);
+        assigned = (server.address() as net.AddressInfo).port;
+      }
+    } catch (error) {
+      for (const server of servers) server.close();
+      throw error;
+    }
+    return { port: assigned, servers };
+  }
+
+  private listen(host: string, port: number): Promise<net.Server> {
+    let bound = port;
+    const server = net.createServer((socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+      this.accept(socket, bound);
+    });
+    return new Promise<net.Server>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        bound = (server.address() as net.AddressInfo).port;
+        resolve(server);
+      });
+    });
   }
 }

@@ -38,6 +38,8 @@ import { forwardUpgrade } from './http/websocket.ts';
 import { ListenerSet } from './listeners.ts';
 import { type ManagementContext, serveManagement } from './management/management.ts';
 import { isOwnAddress, lookupRefusingSelf } from './own-addresses.ts';
+import { DeviceActivity } from './setup/device-activity.ts';
+import { SETUP_HOST, type SetupClient } from './setup/setup-routes.ts';
 import type { CertificateAuthority } from './tls/certificate-authority.ts';
 import { LeafCertificateCache } from './tls/leaf-certificates.ts';
 import { PassthroughPolicy } from './tls/passthrough-policy.ts';
@@ -74,6 +76,11 @@ export interface ProxyOptions {
   /** A second listener for the management URLs ({proxy_url}, 8889 in production). */
   managementPort?: number;
   host?: string;
+  /**
+   * LAN mode (issue 26): every listener also binds this address, which phones on the LAN reach;
+   * the set-up pages and PAC files by IP name it.
+   */
+  lanAddress?: string;
   writer: CaptureWriter;
   /** CIDRs or addresses allowed to send traffic through (002 §5). */
   allowlist: string[];
@@ -120,7 +127,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const bindHost = options.host ?? '127.0.0.1';
   const allowlist = new AddressList(options.allowlist);
   const destinations = new DestinationPolicy(options.destinations);
-  const refuseDestination = (host: string) => `destination ${host} is not allowed by this proxy`;
+  // Says which setting would allow it (issue 26): a developer's own local server is refused by
+  // default, and the fix is one flag away.
+  const refuseDestination = (host: string) =>
+    `destination ${host} is not allowed by this proxy (PROXY_DESTINATIONS; the local stack: ` +
+    '--proxy-destinations)';
   const firstByteTimeoutMs = options.firstByteTimeoutMs ?? 30_000;
   const interceptOn = options.ca !== undefined && options.intercept !== false;
   const leaves = interceptOn
@@ -148,6 +159,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         })
       : undefined;
   const proxyDomain = options.devices?.proxyDomain.toLowerCase();
+  const activity = new DeviceActivity();
 
   const upstreamContext = options.upstreamCa
     ? tls.createSecureContext({ ca: [...tls.rootCertificates, ...options.upstreamCa] })
@@ -167,13 +179,16 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         ? new Http2Origins({ secureContext: upstreamContext, lookupFor, logger })
         : undefined,
     bodyCap: options.bodyCap ?? 1024 * 1024,
-    deliver: (capture) => options.writer.enqueue(capture),
+    deliver: (capture) => {
+      activity.observe(capture);
+      options.writer.enqueue(capture);
+    },
     breakpoints,
     lookupFor,
   };
 
   const listeners = new ListenerSet({
-    host: bindHost,
+    hosts: [...new Set([bindHost, ...(options.lanAddress ? [options.lanAddress] : [])])],
     accept: (socket, port) => accept(socket, port),
     logger,
   });
@@ -234,6 +249,15 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   };
 
   const ensureListener = (port: number) => listeners.ensure(port);
+  /** The fixed ports as bound (a port 0 option becomes a real port at start). */
+  const opened: { shared: number; management: number | undefined } = {
+    shared: options.port,
+    management: options.managementPort,
+  };
+  const limiter = options.devices
+    ? new AllocateLimiter(options.devices.pool, options.devices.allocateFailuresPerMinute)
+    : undefined;
+  const rebound = (deviceUuid: string) => portGuard?.forget(deviceUuid);
 
   const management: ManagementContext = {
     writer: options.writer,
@@ -246,11 +270,21 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
             registry,
             proxyDomain,
             ensureListener,
-            limiter: new AllocateLimiter(
-              options.devices.pool,
-              options.devices.allocateFailuresPerMinute,
-            ),
-            rebound: (deviceUuid: string) => portGuard?.forget(deviceUuid),
+            limiter: limiter as AllocateLimiter,
+            rebound,
+            logger,
+          }
+        : undefined,
+    setup:
+      registry && limiter
+        ? {
+            registry,
+            limiter,
+            activity,
+            ca: options.ca,
+            ports: () => opened,
+            ensureListener,
+            rebound,
             logger,
           }
         : undefined,
@@ -259,6 +293,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   const ownAddress = { proxyDomain, bindHost, listening: (port: number) => listeners.has(port) };
   const isOwn = (url: URL) =>
+    url.hostname === SETUP_HOST ||
     isOwnAddress(
       url.hostname,
       Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
@@ -291,12 +326,42 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     response: ServerResponse,
     path: string,
     host: string | undefined,
+    proxied: boolean,
   ) => {
-    serveManagement(request, response, path, host, management).catch((error: unknown) => {
-      logger.warn({ err: error, path }, 'management request failed');
-      if (response.headersSent) response.destroy();
-      else sendJson(response, 503, { error: 'unavailable', message: 'try again shortly' });
-    });
+    const info = connectionInfo(request.socket) as ConnectionInfo;
+    admittedDevice(info, request.headers['proxy-authorization'])
+      .then((device) => {
+        // A request sent to us as its proxy proves the device's proxy is set (the set-up live
+        // check); one sent to our address directly (the set-up page opened by IP) does not.
+        if (device && proxied) activity.noteRequest(device.uuid, 'http', device.via);
+        const client: SetupClient = {
+          ip: info.client.ip,
+          reachedAddress: request.socket.localAddress ?? bindHost,
+          device,
+          fixedHost: host?.replace(/:\d+$/, '').toLowerCase() === SETUP_HOST,
+          arrivedOnPort: info.listenerPort,
+          proxied,
+        };
+        return serveManagement(request, response, path, host, client, management);
+      })
+      .catch((error: unknown) => {
+        logger.warn({ err: error, path }, 'management request failed');
+        if (response.headersSent) response.destroy();
+        else sendJson(response, 503, { error: 'unavailable', message: 'try again shortly' });
+      });
+  };
+
+  /** The device a connection may act as: its port's (when admitted) or its address's. */
+  const admittedDevice = async (
+    info: ConnectionInfo,
+    proxyAuthorization: string | undefined,
+  ): Promise<SetupClient['device']> => {
+    const { rule, deviceUuid } = info.attribution;
+    if (!deviceUuid) return null;
+    if (rule === 'ip') return { uuid: deviceUuid, via: 'shared-port' };
+    if (!portGuard) return null;
+    const admission = await portGuard.admit(deviceUuid, info.client.ip, proxyAuthorization);
+    return admission.ok ? { uuid: deviceUuid, via: 'device-port' } : null;
   };
 
   type Refusal = { status: 403 | 407; message: string };
@@ -371,6 +436,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         response,
         url.pathname,
         inTunnel || raw.startsWith('/') ? request.headers.host : url.host,
+        Boolean(inTunnel) || !raw.startsWith('/'),
       );
       return;
     }
@@ -503,6 +569,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     options.managementPort === undefined
       ? undefined
       : await listeners.openFixed(options.managementPort);
+  opened.shared = mainPort;
+  opened.management = managementPort;
   // Restart: every device keeps its port (002 §2.3).
   for (const port of registry?.ports ?? []) {
     await ensureListener(port).catch(() => undefined);

@@ -335,3 +335,21 @@ comment on function private.redeem_device_setup_link(text, inet) is
   'does); no row for an unknown or expired token; 42501 for a farm device.';
 revoke execute on function private.redeem_device_setup_link(text, inet) from public;
 grant execute on function private.redeem_device_setup_link(text, inet) to service_role;
+
+-- The device of a live set-up link, without binding anything: the set-up page's live check, and
+-- the Android set-up waiting for the phone's first request from another address.
+create function private.device_setup_link_device(token text)
+returns uuid
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select l.device_uuid from private.device_setup_links l
+  where l.token_sha256 = extensions.digest(device_setup_link_device.token, 'sha256')
+    and l.expires_at > now()
+$$;
+comment on function private.device_setup_link_device(text) is
+  'The device of a live set-up link token (null when unknown or expired); binds nothing.';
+revoke execute on function private.device_setup_link_device(text) from public;
+grant execute on function private.device_setup_link_device(text) to service_role;

@@ -4,7 +4,7 @@
 -- to the opener's address, and that unknown, expired and farm links bind nothing.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(30);
+select plan(33);
 
 \ir helpers/actors.psql
 
@@ -89,6 +89,14 @@ select is((select count(*)::int from private.device_setup_links l, link_a1
   'the link is kept as the SHA-256 of its token (the table has no token column)');
 select is(pg_temp.value_as('service', $$select count(*)::text from private.redeem_device_setup_link('not-a-token', '10.0.0.9')$$),
   '0', 'an unknown token binds nothing');
+select is(pg_temp.try_as('a', format($$select private.device_setup_link_device(%L)$$,
+  (select token from link_a1))), 'error:42501', 'an API caller may not look a token up');
+select is(pg_temp.value_as('service', format($$select private.device_setup_link_device(%L)$$,
+  (select token from link_a1))), 'de000000-0000-4000-8000-0000000044a1',
+  'the proxy looks up the device of a live token');
+select is((select allocated_from from public.device_ports
+  where device_uuid = 'de000000-0000-4000-8000-0000000044a1'), null,
+  'looking it up binds nothing');
 select is(pg_temp.value_as('service', format($$select (r.device_name, r.port)::text
   from private.redeem_device_setup_link(%L, '10.0.0.9') r$$, (select token from link_a1))),
   '("sql a1",64101)', 'a live token names the device and its port');

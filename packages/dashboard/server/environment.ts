@@ -40,6 +40,7 @@ export function dashboardOptionsFromEnvironment(
               managementUrl: environment.DASHBOARD_PROXY_URL,
               pacUrlTemplate: required(environment, 'DASHBOARD_PAC_URL_TEMPLATE'),
               manualProxy: required(environment, 'DASHBOARD_MANUAL_PROXY'),
+              setupUrl: environment.DASHBOARD_PROXY_SETUP_URL || undefined,
             },
           }
         : {}),

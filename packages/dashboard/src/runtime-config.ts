@@ -19,6 +19,11 @@ export type DashboardProxyConfig = {
   pacUrlTemplate: string;
   /** `host:port` of the shared manual listener (002 §4.3: `{proxy_host}:8888`). */
   manualProxy: string;
+  /**
+   * Where the proxy serves device set-up pages (`<setupUrl>/setup/<token>`, issue 26): the
+   * address phones reach, the LAN address in LAN mode. Absent: the management URL.
+   */
+  setupUrl?: string;
 };
 
 function readHttpUrl(value: unknown, name: string): string {
@@ -65,9 +70,12 @@ function parseProxyConfig(value: unknown): DashboardProxyConfig {
   if (typeof manual !== 'string' || !/^[A-Za-z0-9.[\]:-]+:\d{1,5}$/.test(manual)) {
     throw new Error('proxy.manualProxy must be host:port');
   }
+  const managementUrl = readHttpUrl(raw.managementUrl, 'proxy.managementUrl');
   return {
-    managementUrl: readHttpUrl(raw.managementUrl, 'proxy.managementUrl'),
+    managementUrl,
     pacUrlTemplate: template,
     manualProxy: manual,
+    setupUrl:
+      raw.setupUrl === undefined ? managementUrl : readHttpUrl(raw.setupUrl, 'proxy.setupUrl'),
   };
 }

@@ -181,7 +181,14 @@ describe('devices', () => {
     expect(pacUrl).toBe(
       `http://${device.port}.proxy.localhost:${dashboard().stack.ports.proxyManagement}/proxy.pac`,
     );
-    expect(await page.getByTestId('qr-code').getAttribute('data-text')).toBe(pacUrl);
+    // The QR code is the device's set-up link (issue 26), a fresh token for an editor.
+    const setupLink = (await page.getByTestId('setup-link').textContent()) as string;
+    expect(setupLink).toMatch(
+      new RegExp(
+        `^http://127\\.0\\.0\\.1:${dashboard().stack.ports.proxyManagement}/setup/[A-Za-z0-9_-]{32}$`,
+      ),
+    );
+    expect(await page.getByTestId('qr-code').getAttribute('data-text')).toBe(setupLink);
     expect(await page.locator('[data-testid="qr-code"] path').getAttribute('d')).toMatch(/^M\d/);
 
     // A second browser, set up only with the PAC URL from the page, is captured under the device.

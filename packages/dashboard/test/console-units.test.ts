@@ -226,13 +226,20 @@ describe('devices and feeds', () => {
   it('fills the PAC URL into every platform', () => {
     const pac = pacUrlFor('http://{port}.proxy.localhost:8889/proxy.pac', 20001);
     expect(pac).toBe('http://20001.proxy.localhost:8889/proxy.pac');
-    const steps = platformSteps(pac, '127.0.0.1:8888');
+    const steps = platformSteps({
+      pacUrl: pac,
+      manualProxy: '127.0.0.1:8888',
+      caDerUrl: 'http://127.0.0.1:8889/ca.der',
+      caPemUrl: 'http://127.0.0.1:8889/ca.pem',
+      mobileconfigUrl: 'http://127.0.0.1:8889/ca.mobileconfig',
+    });
     expect(steps.map((item) => item.id)).toEqual([
       'ios',
       'android',
       'macos',
       'windows',
       'linux',
+      'chromeos',
       'firefox',
     ]);
     for (const item of steps) expect(item.steps.join(' ')).toContain(pac);

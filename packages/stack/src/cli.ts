@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm run stack -- <command>`: up [--detach] [--free-ports] [--data-dir DIR] [--log-format F] | down
+// `npm run stack -- <command>`: up [--detach] [--free-ports] [--data-dir DIR] [--log-format F]
+// [--lan [ADDRESS]] [--proxy-destinations LIST] | down
 // | status [-o json|env] | logs [service] [-f] | reset | mail [--to EMAIL] | check | help [command]. See docs/local-stack.md. User errors print
 // one line and the usage (exit 2), never a stack trace; unexpected faults one line and a file.
 import { spawn } from 'node:child_process';
@@ -25,13 +26,27 @@ import { createStackLogger, type LogFormat } from './logging/stack-logger.ts';
 import { REPO_ROOT, startStack } from './stack.ts';
 import { readLiveState, removeState, waitForExit, writeState } from './state-file.ts';
 import { formatEnv, formatPretty, type StatusVariables } from './status-variables.ts';
+import { terminalQr } from './terminal-qr.ts';
 
 /** A mistake in the command line: one line and the usage, exit 2. */
 class UsageError extends Error {}
 
+/**
+ * `--lan` takes an optional address: alone (last, or before another flag) it means "the default
+ * route's", passed on as an empty value since parseArgs has no optional values.
+ */
+function withLanValue(args: string[]): string[] {
+  const at = args.indexOf('--lan');
+  if (at === -1) return args;
+  const next = args[at + 1];
+  if (next !== undefined && !next.startsWith('-')) return args;
+  return [...args.slice(0, at + 1), '', ...args.slice(at + 1)];
+}
+
 function parseCommandLine() {
   try {
     return parseArgs({
+      args: withLanValue(process.argv.slice(2)),
       allowPositionals: true,
       options: {
         detach: { type: 'boolean', default: false },
@@ -41,6 +56,8 @@ function parseCommandLine() {
         to: { type: 'string' },
         follow: { type: 'boolean', short: 'f', default: false },
         'log-format': { type: 'string' },
+        lan: { type: 'string' },
+        'proxy-destinations': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -74,6 +91,16 @@ const command = positionals[0] ?? (values.help ? 'help' : 'status');
 function printBanner(variables: StatusVariables): void {
   const logins = readDemoLogins(REPO_ROOT);
   console.log(`\nLocal stack is running.\n\n${formatPretty(variables)}\n`);
+  if (variables.PHONE_SETUP_URL) {
+    console.log(
+      `Set up a phone on this network: scan the code with its camera, or open\n` +
+        `  ${variables.PHONE_SETUP_URL}\n\n${terminalQr(variables.PHONE_SETUP_URL)}\n`,
+    );
+  } else if (variables.PROXY_LAN_ADDRESS) {
+    console.log(
+      'Set up a phone: dashboard → Devices → Set up (its QR code opens the set-up page).\n',
+    );
+  }
   if (logins.length > 0) {
     console.log('Demo logins:');
     for (const login of logins)
@@ -93,6 +120,8 @@ async function up(): Promise<void> {
   const stack = await startStack({
     dataDir,
     ports: values['free-ports'] ? 'free' : 'config',
+    ...(values.lan !== undefined && { lan: { address: values.lan || undefined } }),
+    proxyDestinations: destinationsFlag(),
     logger: createStackLogger({
       dataDir,
       format: logFormat(),
@@ -130,6 +159,10 @@ async function upDetached(): Promise<void> {
     '--data-dir',
     dataDir,
     ...(values['free-ports'] ? ['--free-ports'] : []),
+    ...(values.lan !== undefined ? [`--lan=${values.lan}`] : []),
+    ...(values['proxy-destinations'] !== undefined
+      ? [`--proxy-destinations=${values['proxy-destinations']}`]
+      : []),
   ];
   const child = spawn(process.execPath, args, {
     detached: true,
@@ -161,6 +194,19 @@ async function upDetached(): Promise<void> {
     await new Promise((done) => setTimeout(done, 200));
   }
   throw new StackError('start_timeout', `the stack did not start within 180 s; see ${logFile}`);
+}
+
+/**
+ * Where the stack's proxy may connect: `--proxy-destinations`, else PROXY_DESTINATIONS, else
+ * config.toml's `[capture_proxy] destinations` (read by the stack), else `public`.
+ */
+function destinationsFlag(): string[] | undefined {
+  const chosen = values['proxy-destinations'] ?? process.env.PROXY_DESTINATIONS;
+  if (chosen === undefined) return undefined;
+  return chosen
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
 }
 
 /** Human lines on a terminal, JSON lines for machines (issue 20). */

@@ -66,6 +66,18 @@ const configSchema = z.object({
     })
     .prefault({}),
   functions: z.record(z.string(), z.object({ verify_jwt: z.boolean().default(true) })).default({}),
+  // The stack's capture proxy (issue 26), a section of this project's own: `supabase start` has
+  // no capture proxy and says "Unknown config field" for it, then goes on.
+  capture_proxy: z
+    .object({
+      /** LAN mode: phones on this machine's network may use the proxy (`--lan`). */
+      lan: z.boolean().default(false),
+      /** The LAN address to serve on; default: the default route's (`--lan ADDRESS`). */
+      lan_address: z.ipv4().optional(),
+      /** Where the proxy may connect (PROXY_DESTINATIONS, `--proxy-destinations`). */
+      destinations: z.array(z.string()).optional(),
+    })
+    .prefault({}),
 });
 
 export type ProjectConfig = z.infer<typeof configSchema>;

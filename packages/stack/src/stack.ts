@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDashboardServer } from '@capture/dashboard';
-import { type RunningDaemon, startProxyDaemon } from '@capture/proxy';
+import { DestinationPolicy, type RunningDaemon, startProxyDaemon } from '@capture/proxy';
 import { localStackComponents, startStatusService } from '@capture/status';
 import {
   type RunningToolServer,
@@ -21,6 +21,8 @@ import { discoverFunctions, readFunctionsEnv } from './functions/discover.ts';
 import { FunctionHost } from './functions/function-host.ts';
 import { startGateway } from './gateway/gateway.ts';
 import { createProjectKeys, type ProjectKeys } from './keys.ts';
+import { type LanAddress, resolveLanAddress } from './lan-address.ts';
+import { preparePhoneSetup } from './lan-phone.ts';
 import { notable } from './logging/stack-logger.ts';
 import { assertPortFree, findFreePort, findFreePortRange } from './ports.ts';
 import { startCluster } from './postgres/cluster.ts';
@@ -78,6 +80,15 @@ export interface StackOptions {
    */
   proxyDestinations?: string[];
   /**
+   * LAN mode (issue 26): the proxy's shared, management and device ports also bind this
+   * machine's LAN address (`address`, or the default route's), its allowlist admits that subnet,
+   * and a phone's set-up link is made for the banner. Default: `[capture_proxy]` in config.toml,
+   * else loopback only. The API, database, tool server and dashboard stay on loopback either way.
+   */
+  lan?: { address?: string };
+  /** Extra PEM roots the proxy trusts for origins (tests: an HTTPS origin with a test CA). */
+  proxyUpstreamCa?: string[];
+  /**
    * Start the tool server and the dashboard (they need this project's schema). Default: on for
    * this repository's project, off for others.
    */
@@ -108,6 +119,12 @@ export interface RunningStack {
   mcpLegacyUrl: string;
   /** `{dashboard_url}`. */
   dashboardUrl: string;
+  /** LAN mode's address, interface and subnet; undefined on loopback only. */
+  lan: LanAddress | undefined;
+  /** Where the proxy serves set-up pages: `http://<LAN or loopback>:<proxyManagement>`. */
+  proxySetupUrl: string;
+  /** LAN mode: the set-up page of the phone device the stack prepared (a QR code at start). */
+  phoneSetupUrl: string | undefined;
   keys: ProjectKeys;
   apiUrl: string;
   dbUrl: string;
@@ -213,6 +230,17 @@ export async function startStack(options: StackOptions = {}): Promise<RunningSta
   }
 }
 
+/** The proxy's destinations, each checked now so a bad one is named as a setting. */
+function checkedDestinations(entries: string[] | undefined): string[] | undefined {
+  if (entries === undefined) return undefined;
+  try {
+    new DestinationPolicy(entries);
+  } catch (error) {
+    throw new StackError('bad_option', `proxy destinations: ${(error as Error).message}`);
+  }
+  return entries;
+}
+
 function readdirSafe(directory: string): string[] {
   try {
     return readdirSync(directory);
@@ -240,6 +268,16 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   const keys = await createProjectKeys();
   const withProxy = options.proxy ?? projectDir === REPO_ROOT;
   const withToolServer = options.toolServer ?? projectDir === REPO_ROOT;
+  const lanOption =
+    options.lan ??
+    (project.capture_proxy.lan ? { address: project.capture_proxy.lan_address } : undefined);
+  if (lanOption && !withProxy) {
+    throw new StackError('bad_option', 'LAN mode serves the capture proxy, which is off here');
+  }
+  const lan = lanOption && resolveLanAddress(lanOption.address);
+  const proxyDestinations = checkedDestinations(
+    options.proxyDestinations ?? project.capture_proxy.destinations,
+  );
   const ports = await choosePorts(
     options.ports ?? 'config',
     project.api.port,
@@ -252,6 +290,13 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   // A second origin for the same process (001 §9 `{mcp_url_legacy}`): another name and port.
   const mcpLegacyUrl = `http://localhost:${ports.mcpLegacy}`;
   const dashboardUrl = `http://127.0.0.1:${ports.dashboard}`;
+  // What phones are told: the LAN address in LAN mode; PAC files by IP there (no wildcard DNS on
+  // a home network), by `<port>.proxy.localhost` otherwise (002 §4.4).
+  const proxyAddress = lan?.address ?? '127.0.0.1';
+  const proxySetupUrl = `http://${proxyAddress}:${ports.proxyManagement}`;
+  const pacUrlTemplate = lan
+    ? `${proxySetupUrl}/{port}.pac`
+    : `http://{port}.${PROXY_DOMAIN}:${ports.proxyManagement}/proxy.pac`;
   mkdirSync(dataDir, { recursive: true });
 
   const stoppers: Array<() => Promise<void>> = [];
@@ -345,23 +390,33 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           dbUrl: cluster.url,
           dataDir: join(dataDir, 'proxy'),
           host: '127.0.0.1',
+          lanAddress: lan?.address,
           port: ports.proxy,
           managementPort: ports.proxyManagement,
           proxyDomain: PROXY_DOMAIN,
           portRange: ports.devicePorts,
-          allowlist: ['127.0.0.0/8', '::1/128'],
+          allowlist: ['127.0.0.0/8', '::1/128', ...(lan ? [lan.cidr] : [])],
           passthroughHosts: [],
           bodyCap: 1024 * 1024,
           http2: true,
-          destinations: options.proxyDestinations,
+          destinations: proxyDestinations,
+          upstreamCa: options.proxyUpstreamCa,
         },
         logger,
       );
       owned(
         'proxy',
-        `on 127.0.0.1:${ports.proxy} (management ${ports.proxyManagement})`,
+        `on 127.0.0.1${lan ? ` and ${lan.address}` : ''}:${ports.proxy} (management ` +
+          `${ports.proxyManagement})`,
         proxy.stop,
       );
+      if (lan) {
+        logger.info(
+          notable('proxy'),
+          `LAN mode on ${lan.address} (${lan.interfaceName}, chosen by ${lan.chosenBy}); ` +
+            `clients from ${lan.cidr} may use it`,
+        );
+      }
     }
     let toolServer: RunningToolServer | undefined;
     if (withToolServer) {
@@ -379,9 +434,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           supabaseUrl: apiUrl,
           jwtSecret: keys.jwtSecret,
           buildNumber: options.buildNumber ?? String(Math.floor(Date.now() / 1000)),
-          pacUrlTemplate: withProxy
-            ? `http://{port}.${PROXY_DOMAIN}:${ports.proxyManagement}/proxy.pac`
-            : undefined,
+          pacUrlTemplate: withProxy ? pacUrlTemplate : undefined,
           ...options.toolServerSettings,
           // The farm runs on this machine and sends its traffic through this stack's proxy; a
           // test's farm settings (its own adb server, the farm host's name) go over these.
@@ -406,8 +459,9 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           ...(withProxy && {
             proxy: {
               managementUrl: `http://127.0.0.1:${ports.proxyManagement}`,
-              pacUrlTemplate: `http://{port}.${PROXY_DOMAIN}:${ports.proxyManagement}/proxy.pac`,
-              manualProxy: `127.0.0.1:${ports.proxy}`,
+              pacUrlTemplate,
+              manualProxy: `${proxyAddress}:${ports.proxy}`,
+              setupUrl: proxySetupUrl,
             },
           }),
         },
@@ -428,6 +482,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       logger,
     });
     owned('status', 'probing every component', status.stop);
+    const phoneSetupUrl = lan ? await preparePhoneSetup(cluster.url, proxySetupUrl) : undefined;
 
     const stack: RunningStack = {
       projectDir,
@@ -438,6 +493,9 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       mcpUrl,
       mcpLegacyUrl,
       dashboardUrl,
+      lan,
+      proxySetupUrl,
+      phoneSetupUrl,
       keys,
       apiUrl,
       dbUrl: cluster.url,

@@ -10,6 +10,9 @@ export interface StackAddresses {
   keys: ProjectKeys;
   ports: { proxy: number; proxyManagement: number };
   proxyDomain: string;
+  lan: { address: string } | undefined;
+  proxySetupUrl: string;
+  phoneSetupUrl: string | undefined;
   mcpUrl: string;
   mcpLegacyUrl: string;
   dashboardUrl: string;
@@ -30,6 +33,11 @@ export interface StatusVariables {
   PROXY_URL: string;
   PROXY_MANAGEMENT_URL: string;
   PROXY_PAC_URL: string;
+  /** LAN mode's address ('' on loopback only) and where set-up pages are served. */
+  PROXY_LAN_ADDRESS: string;
+  PROXY_SETUP_URL: string;
+  /** LAN mode: the prepared phone's set-up link (its token is a credential for 24 h). */
+  PHONE_SETUP_URL: string;
   MCP_URL: string;
   MCP_LEGACY_URL: string;
   DASHBOARD_URL: string;
@@ -50,7 +58,12 @@ export function statusVariables(stack: StackAddresses): StatusVariables {
     MAILBOX_DIR: stack.mailboxDir,
     PROXY_URL: `http://127.0.0.1:${stack.ports.proxy}`,
     PROXY_MANAGEMENT_URL: `http://127.0.0.1:${stack.ports.proxyManagement}`,
-    PROXY_PAC_URL: `http://<port>.${stack.proxyDomain}:${stack.ports.proxyManagement}/proxy.pac`,
+    PROXY_PAC_URL: stack.lan
+      ? `${stack.proxySetupUrl}/<port>.pac`
+      : `http://<port>.${stack.proxyDomain}:${stack.ports.proxyManagement}/proxy.pac`,
+    PROXY_LAN_ADDRESS: stack.lan?.address ?? '',
+    PROXY_SETUP_URL: stack.proxySetupUrl,
+    PHONE_SETUP_URL: stack.phoneSetupUrl ?? '',
     MCP_URL: stack.mcpUrl,
     MCP_LEGACY_URL: stack.mcpLegacyUrl,
     DASHBOARD_URL: stack.dashboardUrl,

@@ -43,6 +43,14 @@ function portDevice(row: Pick<PortRow, 'device_uuid' | 'farm_source'>): PortDevi
   return { uuid: row.device_uuid, source: row.farm_source ?? 'pac' };
 }
 
+/** A device as its set-up page shows it; `port` null while its owner is at the cap. */
+export interface SetupLinkDevice {
+  uuid: string;
+  name: string;
+  os: string;
+  port: number | null;
+}
+
 export class AllocationError extends Error {
   override name = 'AllocationError';
   readonly status: number;
@@ -264,6 +272,62 @@ export class DeviceRegistry {
         "a farm device's port stays with the farm host that allocated it",
       );
     }
+  }
+
+  /**
+   * A set-up link opened from `clientIp` (issue 26): the device's port is bound to that address,
+   * as /allocate binds it, and the caches learn both at once. Null for an unknown or expired
+   * token; an AllocationError for a farm device (403) or a database away (503).
+   */
+  async redeemSetupLink(token: string, clientIp: string | null): Promise<SetupLinkDevice | null> {
+    const address = clientIp?.replace(/^::ffff:/, '') ?? null;
+    try {
+      const { rows } = await this.asService<SetupLinkDevice>(
+        `select r.device_uuid as uuid, r.device_name as name, r.os, r.port
+         from private.redeem_device_setup_link($1, $2) r`,
+        [token, address],
+      );
+      const device = rows[0];
+      if (!device) return null;
+      if (device.port !== null) {
+        const portDevice: PortDevice = { uuid: device.uuid, source: 'pac' };
+        this.devicesByPort.set(device.port, portDevice);
+        this.allocatedAt.set(device.port, { device: portDevice, at: Date.now() });
+      }
+      if (address) this.devicesByIp.set(address, [device.uuid]);
+      return device;
+    } catch (error) {
+      const known = ALLOCATION_ERRORS[(error as { code?: string }).code ?? ''];
+      if (known) throw new AllocationError(known[0], known[1], (error as Error).message);
+      this.logger.error({ err: error }, 'set-up link failed');
+      throw new AllocationError(
+        503,
+        'unavailable',
+        'the device database is unavailable; try again',
+      );
+    }
+  }
+
+  /** The device of a live set-up link, binding nothing (the live check); null when none. */
+  async setupLinkDevice(token: string): Promise<SetupLinkDevice | null> {
+    const { rows } = await this.asService<SetupLinkDevice>(
+      `select d.uuid, d.name, d.os, p.port
+       from public.devices d left join public.device_ports p on p.device_uuid = d.uuid
+       where d.uuid = private.device_setup_link_device($1)`,
+      [token],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** A device's name and port, for its set-up page reached through its own port. */
+  async describeDevice(uuid: string): Promise<SetupLinkDevice | null> {
+    const { rows } = await this.asService<SetupLinkDevice>(
+      `select d.uuid, d.name, d.os, p.port
+       from public.devices d left join public.device_ports p on p.device_uuid = d.uuid
+       where d.uuid = $1`,
+      [uuid],
+    );
+    return rows[0] ?? null;
   }
 
   /** Gives back a port just allocated that this host cannot open, and avoids it from now on. */

@@ -1,10 +1,12 @@
 // The proxy's own URLs (002 §4.3, §4.4), answered locally on every listener and never forwarded:
-// /health (queue depth, listeners, certificates), /ca.pem and /ca.der, POST /allocate, and the
-// PAC file on `<port>.{proxy_domain}` at /, /proxy.pac and /wpad.dat.
+// /health (queue depth, listeners, certificates), /ca.pem and /ca.der, POST /allocate, the
+// PAC file on `<port>.{proxy_domain}` at /, /proxy.pac and /wpad.dat, and the device set-up URLs
+// (setup-routes.ts: PAC files by IP, set-up pages, the configuration profile).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CaptureWriter } from '../capture/capture-writer.ts';
 import { type AllocateContext, handleAllocate } from '../devices/allocate.ts';
 import { PAC_CONTENT_TYPE, PAC_PATHS, pacBody, pacSubdomain } from '../devices/pac.ts';
+import { type SetupClient, type SetupRoutesContext, serveSetup } from '../setup/setup-routes.ts';
 import type { CertificateAuthority } from '../tls/certificate-authority.ts';
 import type { LeafCertificateCache } from '../tls/leaf-certificates.ts';
 import type { PassthroughPolicy } from '../tls/passthrough-policy.ts';
@@ -15,6 +17,7 @@ export interface ManagementContext {
   leaves: LeafCertificateCache | null;
   passthrough: PassthroughPolicy;
   devices: AllocateContext | undefined;
+  setup: SetupRoutesContext | undefined;
   listeningPorts(): number[];
 }
 
@@ -33,6 +36,7 @@ export async function serveManagement(
   response: ServerResponse,
   path: string,
   hostHeader: string | undefined,
+  client: SetupClient,
   context: ManagementContext,
 ): Promise<void> {
   const devices = context.devices;
@@ -41,6 +45,7 @@ export async function serveManagement(
     await servePac(response, path, subdomain, devices);
     return;
   }
+  if (context.setup && (await serveSetup(request, response, path, client, context.setup))) return;
   switch (path) {
     case '/health':
       sendJson(response, 200, {

@@ -131,11 +131,37 @@ function RenameCell(props: { device: DeviceRow; editable: boolean }) {
   );
 }
 
-function DeviceSetup(props: { device: DeviceRow }) {
+/**
+ * The device's set-up link (issue 26): a fresh token from `create_device_setup_link` for callers
+ * who may edit the device; the phone that opens it is bound to the device's port. Null while it
+ * loads, for viewers, and without a proxy.
+ */
+function useSetupLink(device: DeviceRow, editable: boolean): string | null {
+  const { supabase, config } = useAppServices();
+  const setupUrl = config.proxy?.setupUrl;
+  const [link, setLink] = useState<string | null>(null);
+  useEffect(() => {
+    setLink(null);
+    if (!editable || !setupUrl) return;
+    let current = true;
+    void supabase
+      .rpc('create_device_setup_link', { device_uuid: device.uuid })
+      .then(({ data, error }) => {
+        if (current && !error) setLink(`${setupUrl}/setup/${(data as { token: string }).token}`);
+      });
+    return () => {
+      current = false;
+    };
+  }, [supabase, setupUrl, device.uuid, editable]);
+  return link;
+}
+
+function DeviceSetup(props: { device: DeviceRow; editable: boolean }) {
   const { config } = useAppServices();
   const proxy = config.proxy;
   const port = props.device.device_ports?.port ?? null;
   const pacUrl = proxy && port !== null ? pacUrlFor(proxy.pacUrlTemplate, port) : null;
+  const setupLink = useSetupLink(props.device, props.editable);
   const [platform, setPlatform] = useState('android');
   if (!proxy) {
     return (
@@ -145,17 +171,38 @@ function DeviceSetup(props: { device: DeviceRow }) {
       </section>
     );
   }
-  const steps = platformSteps(pacUrl, proxy.manualProxy);
+  const steps = platformSteps({
+    pacUrl,
+    manualProxy: proxy.manualProxy,
+    caDerUrl: `${proxy.managementUrl}/ca.der`,
+    caPemUrl: `${proxy.managementUrl}/ca.pem`,
+    mobileconfigUrl: `${proxy.managementUrl}/ca.mobileconfig`,
+  });
   const chosen = steps.find((item) => item.id === platform) ?? steps[0];
   return (
     <section className="panel" data-testid="device-setup" aria-labelledby="setup-heading">
       <h2 id="setup-heading">Set up {props.device.name}</h2>
+      {setupLink && (
+        <>
+          <p>
+            Scan with the device's camera, or open on it:{' '}
+            <a href={setupLink} data-testid="setup-link" rel="noreferrer">
+              {setupLink}
+            </a>{' '}
+            (valid for 24 hours). The page gives it its proxy settings and the CA, binds this
+            device's port to it, and turns green when its first request arrives.
+          </p>
+          <QrCode text={setupLink} label={`QR code of the set-up page of ${props.device.name}`} />
+        </>
+      )}
       {pacUrl ? (
         <>
           <p>
             PAC URL: <code data-testid="pac-url">{pacUrl}</code>
           </p>
-          <QrCode text={pacUrl} label={`QR code of the PAC URL of ${props.device.name}`} />
+          {!setupLink && (
+            <QrCode text={pacUrl} label={`QR code of the PAC URL of ${props.device.name}`} />
+          )}
         </>
       ) : (
         <p className="notice" data-testid="port-pending">
@@ -195,7 +242,13 @@ function DeviceSetup(props: { device: DeviceRow }) {
       </label>
       {chosen && (
         <ol data-testid="platform-steps" data-platform={chosen.id}>
-          <li>Use the {chosen.certificate.toUpperCase()} certificate.</li>
+          <li>
+            Use the{' '}
+            {chosen.certificate === 'mobileconfig'
+              ? 'configuration profile'
+              : `${chosen.certificate.toUpperCase()} certificate`}
+            .
+          </li>
           {chosen.steps.map((step) => (
             <li key={step}>{step}</li>
           ))}
@@ -413,7 +466,7 @@ function Devices() {
           </div>
           {loaded && devices.length === 0 && <p className="muted">No devices yet.</p>}
         </section>
-        {device && <DeviceSetup device={device} />}
+        {device && <DeviceSetup device={device} editable={editable} />}
       </div>
       <BundlesSection editable={editable} />
     </>
