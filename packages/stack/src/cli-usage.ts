@@ -16,8 +16,13 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       '--data-dir DIR    where the database, mail and state live (default: .stack)',
       '--log-format FMT  pretty (notable events, on a terminal) or json (every line; the default',
       '                  off a terminal); full logs always go to <data-dir>/logs/<service>.log',
+      '--lan [ADDRESS]   phones on this network may use the capture proxy: it also binds ADDRESS',
+      "                  (default: the default route's IPv4) and admits that subnet; the banner",
+      "                  shows a phone's set-up link and QR code (config.toml: [capture_proxy] lan)",
+      '--proxy-destinations LIST  where the proxy may connect, e.g. public,127.0.0.0/8,localhost',
+      '                  to capture your own local servers (default public; PROXY_DESTINATIONS)',
     ],
-    example: 'npm run stack -- up --detach',
+    example: 'npm start -- --lan',
   },
   logs: {
     summary: "Show the services' logs (all, or one service), like `docker compose logs`.",
@@ -57,6 +62,18 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     summary: 'Run `supabase db advisors` and `supabase db lint` against the running database.',
     options: ['--data-dir DIR    the stack to check (default: .stack)'],
     example: 'npm run stack -- check',
+  },
+  device: {
+    summary:
+      'device android: point the phone on adb at its device port (proxy setting, CA, set-up page).',
+    options: [
+      'android           the only platform: a phone with USB debugging, seen by `adb devices`',
+      '--serial S        the phone to use when several are attached (see `adb devices`)',
+      '--device UUID     the device to capture it as (default: the stack\'s "Phone (LAN)")',
+      '--revert          remove the proxy setting (and adb reverse forwarding) again',
+      '--data-dir DIR    the stack to use (default: .stack); adb server port: ANDROID_ADB_SERVER_PORT',
+    ],
+    example: 'npm run stack -- device android --serial 0A1B2C3D4E5F',
   },
   help: {
     summary: 'Show this help, or the help of one command.',

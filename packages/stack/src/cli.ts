@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run stack -- <command>`: up [--detach] [--free-ports] [--data-dir DIR] [--log-format F]
 // [--lan [ADDRESS]] [--proxy-destinations LIST] | down
-// | status [-o json|env] | logs [service] [-f] | reset | mail [--to EMAIL] | check | help [command]. See docs/local-stack.md. User errors print
+// | status [-o json|env] | logs [service] [-f] | reset | mail [--to EMAIL] | check
+// | device android [--serial S] [--device UUID] [--revert] | help [command]. See docs/local-stack.md. User errors print
 // one line and the usage (exit 2), never a stack trace; unexpected faults one line and a file.
 import { spawn } from 'node:child_process';
 import {
@@ -20,6 +21,7 @@ import { readMailbox } from './auth/mailbox.ts';
 import { COMMAND_HELP, commandUsage, generalUsage } from './cli-usage.ts';
 import { runDatabaseChecks } from './db-checks.ts';
 import { readDemoLogins } from './demo-logins.ts';
+import { deviceAndroid } from './device-command.ts';
 import { StackError } from './errors.ts';
 import { showLogs } from './logging/log-reader.ts';
 import { createStackLogger, type LogFormat } from './logging/stack-logger.ts';
@@ -57,6 +59,9 @@ function parseCommandLine() {
         follow: { type: 'boolean', short: 'f', default: false },
         'log-format': { type: 'string' },
         lan: { type: 'string' },
+        serial: { type: 'string' },
+        device: { type: 'string' },
+        revert: { type: 'boolean', default: false },
         'proxy-destinations': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -243,6 +248,20 @@ async function down(): Promise<void> {
   console.log('Stopped.');
 }
 
+/** `device android`: a phone on adb pointed at its device port (docs/proxy.md). */
+async function device(): Promise<void> {
+  if (positionals[1] !== 'android') {
+    failUsage('device takes a platform: android', commandUsage('device'));
+  }
+  await deviceAndroid({
+    dataDir,
+    serial: values.serial,
+    deviceUuid: values.device,
+    revert: values.revert,
+    log: (line) => console.log(line),
+  });
+}
+
 function status(): void {
   const state = readLiveState(dataDir);
   if (!state)
@@ -299,13 +318,14 @@ const commands: Record<string, () => void | Promise<void>> = {
   reset,
   mail,
   check,
+  device,
   help,
 };
 
 /** Argument checks no parser does: the command exists, values are in range. */
 function checkCommandLine(): void {
   if (!COMMAND_HELP[command]) failUsage(`unknown command ${command}`);
-  if (positionals.length > (command === 'help' || command === 'logs' ? 2 : 1)) {
+  if (positionals.length > (['help', 'logs', 'device'].includes(command) ? 2 : 1)) {
     failUsage(`${command} takes no argument ${positionals.at(-1)}`, commandUsage(command));
   }
   const format = values['log-format'];

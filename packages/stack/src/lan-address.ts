@@ -11,10 +11,22 @@ export interface LanAddress {
   address: string;
   /** The interface holding it (`wlan0`, `eth0`). */
   interfaceName: string;
-  /** Its subnet as the interface has it (`192.168.1.20/24`): who may use the proxy. */
+  /** Its subnet (`192.168.1.0/24`): who may use the proxy. */
   cidr: string;
   /** How it was chosen, for the start-up line that says so. */
   chosenBy: 'default route' | 'given';
+}
+
+/** `192.168.1.20` with `255.255.255.0` → `192.168.1.0/24`. */
+function subnetOf(address: string, netmask: string): string {
+  const octets = (dotted: string) => dotted.split('.').map(Number);
+  const mask = octets(netmask);
+  const network = octets(address).map((octet, index) => octet & (mask[index] ?? 0));
+  const prefix = mask.reduce(
+    (bits, octet) => bits + octet.toString(2).replaceAll('0', '').length,
+    0,
+  );
+  return `${network.join('.')}/${prefix}`;
 }
 
 /** The default route's interface from Linux's routing table, lowest metric first. */
@@ -46,7 +58,11 @@ export function resolveLanAddress(
   const candidates = Object.entries(interfaces).flatMap(([interfaceName, addresses]) =>
     (addresses ?? [])
       .filter((address) => address.family === 'IPv4' && !address.internal)
-      .map((address) => ({ interfaceName, address: address.address, cidr: address.cidr ?? '' })),
+      .map((address) => ({
+        interfaceName,
+        address: address.address,
+        cidr: subnetOf(address.address, address.netmask),
+      })),
   );
   if (given !== undefined) {
     if (!isIPv4(given)) {

@@ -435,6 +435,17 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           jwtSecret: keys.jwtSecret,
           buildNumber: options.buildNumber ?? String(Math.floor(Date.now() / 1000)),
           pacUrlTemplate: withProxy ? pacUrlTemplate : undefined,
+          // The dashboard's "Android over USB" (issue 26): a phone on this machine's adb server
+          // (ANDROID_ADB_SERVER_PORT, as adb itself reads it) pointed at its device port, by
+          // the LAN address or, without LAN mode, through adb reverse.
+          ...(withProxy && {
+            androidSetup: {
+              adbServerPort: Number(process.env.ANDROID_ADB_SERVER_PORT || 5037),
+              proxyHost: lan?.address ?? null,
+              setupBaseUrl: proxySetupUrl,
+              managementUrl: `http://127.0.0.1:${ports.proxyManagement}`,
+            },
+          }),
           ...options.toolServerSettings,
           // The farm runs on this machine and sends its traffic through this stack's proxy; a
           // test's farm settings (its own adb server, the farm host's name) go over these.

@@ -3,6 +3,7 @@
 // authentication. Every OAuth failure is rendered in one place as {error, error_description}.
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { androidSetupRoutes } from './android-setup/android-setup-routes.ts';
 import type { ToolServerContext, ToolServerEnv } from './context.ts';
 import { verifyCaller } from './http/bearer-auth.ts';
 import { clientAddress } from './http/client-address.ts';
@@ -122,6 +123,16 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
   app.delete('/oauth/grants', deadline(handleRevokeGrant(context)));
   app.delete('/oauth/grants/:id', deadline(handleRevokeGrant(context)));
   app.post('/first-party-token', deadline(handleFirstPartyToken(context)));
+
+  // Android over USB: only where this machine's adb and proxy are configured; otherwise 404. No
+  // store deadline: a connect waits for the phone's traffic (up to trafficTimeoutMs).
+  if (config.androidSetup) {
+    const android = androidSetupRoutes(context, config.androidSetup);
+    app.use('/dashboard/android/*', dashboardCors, smallBody);
+    app.get('/dashboard/android/devices', android.listDevices);
+    app.post('/dashboard/android/connect', android.connect);
+    app.post('/dashboard/android/revert', android.revert);
+  }
 
   // MCP endpoint. MCP transports: a present Origin that we do not serve is refused with 403.
   app.on(['GET', 'POST', 'DELETE', 'OPTIONS'], '/', publicCors, async (c) => {

@@ -9,6 +9,10 @@ const origin = z
   .url()
   .transform((value) => new URL(value).origin);
 
+/** Debian's adb, and the port adb's own server listens on unless ANDROID_ADB_SERVER_PORT says. */
+export const DEFAULT_ADB_PATH = '/usr/bin/adb';
+export const DEFAULT_ADB_SERVER_PORT = 5037;
+
 /** Limits of one farm_run_shell call (docs/farm.md lists them with the reasons). */
 const ShellLimitsSchema = z.object({
   wallTimeMs: z.number().int().min(100).max(600_000).default(30_000),
@@ -83,9 +87,9 @@ export const FarmConfigSchema = z.object({
   proxyHost: z.string().min(1).default('127.0.0.1'),
   bwrapPath: z.string().min(1).default('/usr/bin/bwrap'),
   chromiumPath: z.string().min(1).default('/usr/bin/chromium'),
-  adbPath: z.string().min(1).default('/usr/bin/adb'),
+  adbPath: z.string().min(1).default(DEFAULT_ADB_PATH),
   /** The adb server this farm host's tool server talks to (ANDROID_ADB_SERVER_PORT). */
-  adbServerPort: z.number().int().min(1).max(65_535).default(5037),
+  adbServerPort: z.number().int().min(1).max(65_535).default(DEFAULT_ADB_SERVER_PORT),
   aaptPath: z.string().min(1).default('/usr/bin/aapt'),
   /** This host's name in public.farm_attached_devices.farm_host: its devices are the ones there. */
   hostName: z
@@ -127,6 +131,29 @@ export const FarmConfigSchema = z.object({
 });
 
 export type FarmConfig = z.output<typeof FarmConfigSchema>;
+
+/**
+ * The dashboard's "Android over USB" routes (docs/farm.md "Android over USB"): a phone on this
+ * machine's adb pointed at its device port. Unset: the routes answer 404.
+ */
+export const AndroidSetupConfigSchema = z.object({
+  adbPath: z.string().min(1).default(DEFAULT_ADB_PATH),
+  /** The running adb server's port; the tool server never starts one. */
+  adbServerPort: z.number().int().min(1).max(65_535).default(DEFAULT_ADB_SERVER_PORT),
+  /** The proxy's LAN address (PROXY_LAN_ADDRESS); null: phones reach it through adb reverse. */
+  proxyHost: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+$/)
+    .nullable(),
+  /** Base URL of the proxy's set-up pages (PROXY_SETUP_URL). */
+  setupBaseUrl: z.string().url(),
+  /** The proxy's management URL (PROXY_MANAGEMENT_URL), serving `/ca.der`. */
+  managementUrl: z.string().url(),
+  /** How long a connect waits for the phone's traffic before answering. */
+  trafficTimeoutMs: z.number().int().min(500).max(120_000).default(30_000),
+});
+
+export type AndroidSetupConfig = z.output<typeof AndroidSetupConfigSchema>;
 
 export const ToolServerConfigSchema = z.object({
   /** `{mcp_url}` first, then `{mcp_url_legacy}` and any other origin serving the same function. */
@@ -176,6 +203,7 @@ export const ToolServerConfigSchema = z.object({
   pacUrlTemplate: z.string().optional(),
   /** The farm tools (docs/farm.md): off unless a farm host is configured. */
   farm: FarmConfigSchema.default(FarmConfigSchema.parse({ enabled: false })),
+  androidSetup: AndroidSetupConfigSchema.optional(),
   /** serverInfo.version: the build number, advancing on every deploy (001 §9). */
   buildNumber: z.string().min(1).default('0'),
 });

@@ -7,6 +7,7 @@ import { useAccess } from '../access.tsx';
 import { can } from '../access-rules.ts';
 import { useAppServices } from '../app-context.tsx';
 import { QrCode } from '../components/qr-code.tsx';
+import { AndroidUsbSetup } from '../console/android-usb-setup.tsx';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { pacUrlFor, platformSteps } from '../console/device-setup.ts';
 import { type DeviceRow, useDevices } from '../console/devices-data.ts';
@@ -210,6 +211,9 @@ function DeviceSetup(props: { device: DeviceRow; editable: boolean }) {
           device's own <code>/allocate</code> with a certificate bundle (below); this page shows it
           as soon as it exists.
         </p>
+      )}
+      {props.editable && (
+        <AndroidUsbSetup device={{ uuid: props.device.uuid, name: props.device.name }} />
       )}
       <h3>Manual proxy</h3>
       <p>
