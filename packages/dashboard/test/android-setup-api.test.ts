@@ -81,6 +81,17 @@ describe('android setup api', () => {
     expect(error.message).toBe('why');
   });
 
+  it('reads a listing without an adb server as adb_unavailable, with the reason', async () => {
+    const error = await failureOf(
+      listAdbPhones({
+        ...base,
+        fetch: scriptedFetch(200, { devices: [], adb_unavailable: 'no adb server on 5037' }),
+      }),
+    );
+    expect(error.code).toBe('adb_unavailable');
+    expect(error.message).toBe('no adb server on 5037');
+  });
+
   it('reads a 404 of the listing as a tool server without adb', async () => {
     const error = await failureOf(
       listAdbPhones({ ...base, fetch: scriptedFetch(404, { error: 'not_found' }) }),

@@ -275,7 +275,13 @@ describe('the runtime config proxy block', () => {
     expect(parseRuntimeConfig({ ...base, proxy }).proxy).toEqual({
       ...proxy,
       managementUrl: 'http://127.0.0.1:8889',
+      // Set-up pages default to the management URL (issue 26); LAN mode names the LAN address.
+      setupUrl: 'http://127.0.0.1:8889',
     });
+    expect(
+      parseRuntimeConfig({ ...base, proxy: { ...proxy, setupUrl: 'http://192.168.1.20:8889/' } })
+        .proxy?.setupUrl,
+    ).toBe('http://192.168.1.20:8889');
   });
 
   it('refuses a template without {port}, a non-http URL, and a manual proxy that is not host:port', () => {
@@ -294,6 +300,9 @@ describe('the runtime config proxy block', () => {
     expect(() =>
       parseRuntimeConfig({ ...base, proxy: { ...proxy, manualProxy: 'http://x:1"><script>' } }),
     ).toThrow('host:port');
+    expect(() =>
+      parseRuntimeConfig({ ...base, proxy: { ...proxy, setupUrl: 'javascript:alert(1)' } }),
+    ).toThrow('proxy.setupUrl');
   });
 
   it('comes from DASHBOARD_PROXY_URL and its two companions', () => {

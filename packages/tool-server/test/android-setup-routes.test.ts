@@ -215,12 +215,14 @@ describe.skipIf(!existsSync(ADB_PATH))(`Android set-up routes with ${ADB_PATH}`,
     expect(adb.commandsOf(SERIAL)).toEqual([]);
   });
 
-  it('answers 503 adb_unavailable when no adb server runs', async () => {
+  it('lists no phone and says why when no adb server runs (the usual laptop: not a failure)', async () => {
     await adb.stop();
     try {
       const response = await call('devices', tokens.member);
-      expect(response.status).toBe(503);
-      expect(await response.json()).toMatchObject({ error: 'adb_unavailable' });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { devices: unknown[]; adb_unavailable: string };
+      expect(body.devices).toEqual([]);
+      expect(body.adb_unavailable).toMatch(/adb/);
     } finally {
       adb = await new AdbHostDouble().start(adbPort);
     }

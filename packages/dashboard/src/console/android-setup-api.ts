@@ -118,7 +118,11 @@ async function callRoute(
 export async function listAdbPhones(options: AndroidSetupApiOptions): Promise<AdbPhone[]> {
   const body = (await callRoute(options, 'devices', undefined, 'not_configured')) as {
     devices?: AdbPhone[];
+    adb_unavailable?: string;
   };
+  if (typeof body.adb_unavailable === 'string') {
+    throw new AndroidSetupApiError('adb_unavailable', 200, body.adb_unavailable);
+  }
   return Array.isArray(body.devices) ? body.devices : [];
 }
 

@@ -207,9 +207,10 @@ function DeviceSetup(props: { device: DeviceRow; editable: boolean }) {
         </>
       ) : (
         <p className="notice" data-testid="port-pending">
-          No port yet. Ports come from the pool a running capture proxy registers, or from the
-          device's own <code>/allocate</code> with a certificate bundle (below); this page shows it
-          as soon as it exists.
+          No port yet: every device gets one from the pool the capture proxy registers, unless its
+          account already holds its maximum of device ports or the pool is full (deleting a device
+          frees its port). Meanwhile it can use the manual proxy below; this page shows the port as
+          soon as it exists.
         </p>
       )}
       {props.editable && (
