@@ -1,7 +1,7 @@
 // LAN mode's pure parts (issue 26): which address `--lan` serves on (the default route's
 // interface, or a given address of this machine, never another) and its subnet, and the banner's
 // QR code, read back by a QR decoder (jsQR) as a phone's camera would read the terminal.
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import { describe, expect, it } from 'vitest';
 import { StackError } from '../src/errors.ts';
 import { resolveLanAddress } from '../src/lan-address.ts';
@@ -116,7 +116,9 @@ describe('the banner QR code', () => {
   it('reads back as the set-up link', () => {
     const link = 'http://192.168.1.20:8889/setup/1FH9OYgpHzb5rt0dkeQUv-IkNbTpU1ug';
     const { data, width, height } = pixelsOf(terminalQr(link), 4);
-    expect(jsQR(data, width, height, { inversionAttempts: 'dontInvert' })?.data).toBe(link);
+    // jsQR is CommonJS: its function is also its own `default`, which is what the types know.
+    const decoded = jsQRModule.default(data, width, height, { inversionAttempts: 'dontInvert' });
+    expect(decoded?.data).toBe(link);
   });
 
   it('draws a quiet zone of light modules around the code', () => {
