@@ -330,6 +330,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   ) => {
     const info = connectionInfo(request.socket) as ConnectionInfo;
     admittedDevice(info, request.headers['proxy-authorization'])
+      // Without the database the management URLs still answer, only for no device in particular.
+      .catch(() => null)
       .then((device) => {
         // A request sent to us as its proxy proves the device's proxy is set (the set-up live
         // check); one sent to our address directly (the set-up page opened by IP) does not.
