@@ -187,7 +187,8 @@ export class DeviceRegistry {
     ) {
       this.logger.warn(
         { previous, now: { ...this.range, perOwnerLimit: this.portsPerAccount } },
-        'another device port pool was registered: every daemon must use the same PROXY_DEVICE_PORTS',
+        'the device port pool changed (devices keep their ports; every daemon sharing this ' +
+          'database must use the same PROXY_DEVICE_PORTS and PROXY_PORTS_PER_ACCOUNT)',
       );
     }
   }
