@@ -133,7 +133,7 @@ export const FarmConfigSchema = z.object({
 export type FarmConfig = z.output<typeof FarmConfigSchema>;
 
 /**
- * The dashboard's "Android over USB" routes (docs/farm.md "Android over USB"): a phone on this
+ * The dashboard's "Android over USB" routes (docs/devices.md "Android over USB"): a phone on this
  * machine's adb pointed at its device port. Unset: the routes answer 404.
  */
 export const AndroidSetupConfigSchema = z.object({

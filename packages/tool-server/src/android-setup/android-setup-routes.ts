@@ -1,4 +1,4 @@
-// The dashboard's "Android over USB" action (docs/farm.md "Android over USB"): list the phones on
+// The dashboard's "Android over USB" action (docs/devices.md "Android over USB"): list the phones on
 // this machine's adb, point one at a device's capture port, revert it. Authenticated by the
 // dashboard session's bearer token like the consent API; SQL decides what the caller may do:
 // the set-up link comes from public.create_device_setup_link run as the caller (devices:edit on
