@@ -181,7 +181,11 @@ function DeviceSetup(props: { device: DeviceRow; editable: boolean }) {
   });
   const chosen = steps.find((item) => item.id === platform) ?? steps[0];
   return (
-    <section className="panel" data-testid="device-setup" aria-labelledby="setup-heading">
+    <section
+      className="panel device-setup"
+      data-testid="device-setup"
+      aria-labelledby="setup-heading"
+    >
       <h2 id="setup-heading">Set up {props.device.name}</h2>
       {setupLink && (
         <>
