@@ -1,10 +1,10 @@
 -- pgTAP: the farm's gating state (issue 16, docs/farm.md). The capability sections whoami()
 -- lists are exactly those role_capabilities accepts; farm and farm_scripts are granted like any
--- section; farm_confirmations is reachable by no API role; farm_audit is readable by admins only
--- and written by no API role; the sweep removes only long-expired confirmations.
+-- section; farm_audit is readable by admins only and written by no API role. The pending actions
+-- a person approves are 56-farm-pending-actions.sql.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(23);
+select plan(17);
 
 \ir helpers/actors.psql
 
@@ -36,15 +36,6 @@ select ok((pg_temp.value_as('b', 'select public.whoami()::text')::jsonb -> 'capa
 select is(pg_temp.value_as('b', $$select public.has_capability('farm_scripts', 'edit')::text$$),
   'false', 'farm:edit does not imply farm_scripts:edit');
 
--- Confirmations: RLS on, no policy, no API role reaches them (privileges refuse first).
-select ok((select relrowsecurity from pg_class where oid = 'private.farm_confirmations'::regclass),
-  'farm_confirmations has row level security enabled');
-select is_empty($$select 1 from pg_policies where tablename = 'farm_confirmations'$$,
-  'no policy opens farm_confirmations');
-select is(pg_temp.try_as(who, 'select * from private.farm_confirmations'), 'error:42501',
-  who || ' cannot read farm_confirmations')
-from unnest(array['anon', 'a', 'admin']) as who;
-
 -- The audit: admins read every row, others none; no API role writes it.
 insert into public.farm_audit (user_id, tool, event, arguments)
 values (pg_temp.uid('a'), 'farm_run_shell', 'refused', '{"command":"id"}'),
@@ -65,21 +56,6 @@ from unnest(array['a', 'admin']) as who,
        $$insert into public.farm_audit (tool, event) values ('farm_run_shell', 'ran')$$,
        $$update public.farm_audit set event = 'ran'$$,
        $$delete from public.farm_audit$$]) as stmt;
-
--- The sweep: a confirmation expired more than a day ago goes; a fresh or recent one stays.
-insert into private.farm_confirmations (token_sha256, user_id, tool, arguments_sha256, would_run,
-  created_at, expires_at)
-values (extensions.digest('old', 'sha256'), pg_temp.uid('a'), 'farm_run_shell',
-        extensions.digest('x', 'sha256'), 'old', now() - interval '3 days',
-        now() - interval '2 days'),
-       (extensions.digest('recent', 'sha256'), pg_temp.uid('a'), 'farm_run_shell',
-        extensions.digest('x', 'sha256'), 'recent', now() - interval '1 hour',
-        now() - interval '50 minutes'),
-       (extensions.digest('live', 'sha256'), pg_temp.uid('a'), 'farm_run_shell',
-        extensions.digest('x', 'sha256'), 'live', now(), now() + interval '5 minutes');
-select private.sweep_farm_confirmations();
-select set_eq($$select would_run from private.farm_confirmations$$, array['recent', 'live'],
-  'the sweep removes only confirmations expired over a day ago');
 
 select * from finish();
 rollback;

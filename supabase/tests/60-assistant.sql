@@ -1,9 +1,10 @@
 -- pgTAP: the assistant's state (001 §4.3): the per-user question limit, write proposals only on
 -- captures of the caller's own devices with tags:edit (admins included), idempotent on the tool
--- call id, and a confirmation applied once by its own user only.
+-- call id, and a confirmation applied once by its own user only, from a dashboard session only:
+-- not with the same user's OAuth token (an MCP client's), nor a token without a session.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(20);
+select plan(23);
 
 \ir helpers/actors.psql
 
@@ -62,19 +63,39 @@ select (pg_temp.value_as('a',
   $$select public.assistant_propose_tag(996001, 'checkout', 'call-6') ->> 'confirmation'$$))::uuid
   as id;
 grant select on pgtap_proposal to authenticated;
-select is(pg_temp.value_as('b',
+-- The user's tokens: a dashboard session, and one the tool server issued to an MCP client.
+insert into public.api_tokens (jti, user_id, label, client_id, expires_at)
+values ('pgtap-assistant-oauth', pg_temp.uid('a'), 'oauth', 'pgtap-agent',
+        now() + interval '1 hour');
+create temporary table pgtap_tokens on commit drop as
+select 'a session'::text as name, pg_temp.session_claims('a') as claims
+union all select 'b session', pg_temp.session_claims('b')
+union all select 'a oauth', pg_temp.claims('a')
+  || '{"jti": "pgtap-assistant-oauth", "client_id": "pgtap-agent"}'::jsonb;
+grant select on pgtap_tokens to authenticated;
+create function pg_temp.value_as_token(token text, stmt text) returns text language sql
+as $$ select pg_temp.value_claims((select claims from pgtap_tokens where name = token), stmt) $$;
+select is(pg_temp.value_as_token('a oauth',
+  'select public.assistant_confirm_write((select id from pgtap_proposal))::text'), 'error:PT403',
+  'its user''s OAuth token (an MCP client''s) cannot confirm it: 403');
+select is(pg_temp.value_as('a',
+  'select public.assistant_confirm_write((select id from pgtap_proposal))::text'), 'error:PT403',
+  'nor a token of its user that names no session');
+select is((select count(*)::int from public.entry_tags where entry_id = 996001), 0,
+  'the refused confirmations applied nothing');
+select is(pg_temp.value_as_token('b session',
   'select public.assistant_confirm_write((select id from pgtap_proposal))::text'), 'error:PT404',
   'another user cannot confirm it');
-select is(pg_temp.value_as('a',
+select is(pg_temp.value_as_token('a session',
   $$select public.assistant_confirm_write('00000000-0000-4000-8000-000000000000')::text$$),
   'error:PT404', 'an unknown confirmation is refused');
-select is(pg_temp.value_as('a',
+select is(pg_temp.value_as_token('a session',
   $$select public.assistant_confirm_write((select id from pgtap_proposal)) ->> 'applied'$$),
-  'true', 'its user confirms it');
+  'true', 'its user confirms it from a dashboard session');
 select is((select count(*)::int from public.entry_tags et join public.tags t on t.id = et.tag_id
            where et.entry_id = 996001 and t.name = 'checkout' and t.owner_user_id = pg_temp.uid('a')),
   1, 'the confirmed tag is on the capture, in a tag of the user');
-select is(pg_temp.value_as('a',
+select is(pg_temp.value_as_token('a session',
   'select public.assistant_confirm_write((select id from pgtap_proposal))::text'), 'error:PT409',
   'a second confirmation is refused');
 select is((select count(*)::int from public.entry_tags where entry_id = 996001), 1,
@@ -84,7 +105,7 @@ where call_id = 'call-1';
 create temporary table pgtap_expired on commit drop as
 select id from private.assistant_proposals where call_id = 'call-1';
 grant select on pgtap_expired to authenticated;
-select is(pg_temp.value_as('a',
+select is(pg_temp.value_as_token('a session',
   'select public.assistant_confirm_write((select id from pgtap_expired))::text'),
   'error:PT404', 'an expired proposal cannot be confirmed');
 

@@ -1,7 +1,8 @@
 // The assistant's grounding and guards on a real stack (001 §4.3, §5.4): a multi-step tool loop
 // (aimock on loopback) whose reads go through RLS as the caller, writes proposed as artifacts and
-// applied once on confirmation, a prompt injection planted in a captured body, the redaction
-// corpus planted in captures, and the same answers for an OAuth token and a dashboard session.
+// applied once on confirmation (from a dashboard session only: never with an MCP client's OAuth
+// token), a prompt injection planted in a captured body, the redaction corpus planted in
+// captures, and the same answers for an OAuth token and a dashboard session.
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletionRequest } from '@copilotkit/aimock';
 import pg from 'pg';
@@ -295,6 +296,50 @@ describe('writes', () => {
       expect(toolOutputsOf(fixture().stub.requests[1] as StubRequest)[0]).toContain('not found');
     },
   );
+
+  it("refuses a confirmation with an MCP client's OAuth token, at /ask/confirm and over REST", async () => {
+    const entry = await capture(MEMBER_DEVICE, exchange('agent-confirms.example'));
+    const frames = await proposeTag(tokens.member, entry, `call_${randomUUID()}`);
+    const artifact = frames.find((frame) => frame.event === 'artifact')?.data as Record<
+      string,
+      string
+    >;
+    const confirmation = artifact.confirmation as string;
+    // The agent holds an OAuth token of the same user: it may not confirm in the person's place.
+    const { access_token: oauth } = await authorizeAndExchange(fixture().stack, DEMO.member);
+    const byAgent = await confirm(oauth, confirmation);
+    expect(byAgent.status).toBe(403);
+    expect(await byAgent.json()).toMatchObject({ error: 'dashboard_session_required' });
+    // Past the function, straight to the RPC: the database refuses it the same way.
+    const rpc = await fetch(`${fixture().stack.apiUrl}/rest/v1/rpc/assistant_confirm_write`, {
+      method: 'POST',
+      headers: {
+        apikey: oauth,
+        authorization: `Bearer ${oauth}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ confirmation }),
+    });
+    expect(rpc.status).toBe(403);
+    expect(await rpc.json()).toMatchObject({ code: 'PT403' });
+    expect(await tagsOn(entry)).toBe(0);
+    // The refusals spent nothing: the person's dashboard session confirms it.
+    const applied = await confirm(tokens.member, confirmation);
+    expect(applied.status).toBe(200);
+    expect(await tagsOn(entry)).toBe(1);
+  });
+
+  it("offers no write to an MCP client's OAuth token, which could never see it confirmed", async () => {
+    const entry = await capture(MEMBER_DEVICE, exchange('agent-asks.example'));
+    const { access_token: oauth } = await authorizeAndExchange(fixture().stack, DEMO.member);
+    const callId = `call_${randomUUID()}`;
+    const frames = await proposeTag(oauth, entry, callId);
+    const tools = (fixture().stub.requests[0]?.body.tools ?? []) as Array<{ name?: string }>;
+    expect(tools.map((tool) => tool.name)).not.toContain('propose_tag_request');
+    expect(frames.some((frame) => frame.event === 'artifact')).toBe(false);
+    expect(toolOutputsOf(fixture().stub.requests[1] as StubRequest)[0]).toContain('no tool named');
+    expect(await proposalsFor(callId)).toBe(0);
+  });
 
   it('never offers a write tool to a role without the edit capability', async () => {
     const entry = await capture(MEMBER_DEVICE, exchange('viewer-cannot.example'));

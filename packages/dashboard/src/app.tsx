@@ -1,8 +1,10 @@
 // The route table: one page per path. New consoles add a line here (and nothing to the server,
 // which answers every extension-less path with index.html).
 import type { ComponentType } from 'react';
+import { parseRoutePath } from './dashboard-routes.ts';
 import { useLocation } from './router.ts';
 import { AccessPage } from './routes/access-page.tsx';
+import { ApprovalsPage } from './routes/approvals-page.tsx';
 import { AssistantPage } from './routes/assistant-page.tsx';
 import { BreakpointsPage } from './routes/breakpoints-page.tsx';
 import { CapturesPage } from './routes/captures-page.tsx';
@@ -19,16 +21,18 @@ const ROUTES: Record<string, ComponentType> = {
   '/captures': CapturesPage,
   '/breakpoints': BreakpointsPage,
   '/assistant': AssistantPage,
+  '/approvals': ApprovalsPage,
   '/access': AccessPage,
   '/sign-in': SignInPage,
   '/mcp/consent': ConsentPage,
 };
 
 /** Detail paths: a device (`/devices/<uuid>`) and a capture (`/requests/<id>`, as the
- * assistant links them, docs/assistant.md). */
+ * assistant links them, docs/assistant.md), parsed as links to them are (dashboard-routes.ts). */
 function detailRoute(pathname: string): ComponentType | undefined {
-  if (/^\/devices\/[0-9a-f-]{36}$/i.test(pathname)) return DevicesPage;
-  if (/^\/requests\/\d{1,18}$/.test(pathname)) return RequestPage;
+  const route = parseRoutePath(pathname);
+  if (route?.kind === 'device') return DevicesPage;
+  if (route?.kind === 'request') return RequestPage;
   return undefined;
 }
 

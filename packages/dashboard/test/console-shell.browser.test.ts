@@ -22,6 +22,16 @@ const browsers = setUpBrowser();
 const database = setUpDatabase(() => dashboard().stack);
 
 const ALL_PAGES = ['overview', 'devices', 'captures', 'breakpoints', 'assistant', 'access'];
+/** The admin's: every page, Approvals too (farm:edit, docs/farm.md "Gating"). */
+const ADMIN_PAGES = [
+  'overview',
+  'devices',
+  'captures',
+  'breakpoints',
+  'assistant',
+  'approvals',
+  'access',
+];
 
 // seedHold: the seed's held breakpoint (on the member's Pixel 8) is readable by its owner and
 // the admin (RLS on breakpoint_events), with Resume for entries:edit; adminAccess: the roles
@@ -38,7 +48,7 @@ const EXPECTED: Record<
   }
 > = {
   admin: {
-    pages: ALL_PAGES,
+    pages: ADMIN_PAGES,
     stats: true,
     status: true,
     addDevice: true,
@@ -187,7 +197,7 @@ describe('keyboard, themes and widths', () => {
       await page.setViewportSize({ width, height });
       const errors = collectErrors(page);
       await signInAs(page, dashboard().dashboardUrl, 'admin');
-      for (const id of ALL_PAGES) {
+      for (const id of ADMIN_PAGES) {
         await page.getByTestId(`nav-${id}`).click();
         await page.waitForTimeout(300);
         const { overflow, culprits } = await page.evaluate(() => {

@@ -715,6 +715,57 @@ describe('assistant', () => {
   });
 });
 
+describe('assistant links', () => {
+  it('renders a link only to its own routes, with the href rebuilt from the parsed route', async () => {
+    // Regression: `{dashboard_url}//evil.example/?d=…` passed as a same-origin path and was
+    // rendered as href="//evil.example/…", which a ctrl-click followed off-site. The answer is
+    // served here as the page receives it, so the page's own check is what is tried.
+    const { page } = await browsers.openPage();
+    const errors = collectErrors(page);
+    await signInAs(page, dashboard().dashboardUrl, 'user', '/assistant');
+    const base = dashboard().dashboardUrl;
+    const escapes = [
+      `${base}//evil.example/?d=secret`,
+      `${base}/\\evil.example/?d=secret`,
+      `${base}/..//evil.example/?d=secret`,
+      `${base}/%2F%2Fevil.example/?d=secret`,
+      '//evil.example/?d=secret',
+      'javascript:alert(document.cookie)',
+      'https://dash@evil.example/?d=secret',
+    ];
+    const answer =
+      `${escapes.map((url, index) => `[link ${index}](${url})`).join(' ')} ` +
+      `[Pixel 8](${base.toUpperCase()}/devices/${MEMBER_DEVICE}?d=secret)`;
+    await page.route('**/functions/v1/ask', (route) => {
+      const origin = route.request().headers().origin ?? '*';
+      const cors = {
+        'access-control-allow-origin': origin,
+        'access-control-allow-headers': 'authorization, apikey, content-type, accept',
+        'access-control-allow-methods': 'POST, OPTIONS',
+      };
+      if (route.request().method() === 'OPTIONS')
+        return route.fulfill({ status: 204, headers: cors });
+      return route.fulfill({
+        status: 200,
+        headers: { ...cors, 'content-type': 'text/event-stream' },
+        body: `event: done\ndata: ${JSON.stringify({ answer })}\n\n`,
+      });
+    });
+    await page.getByLabel('Question').fill('Where is my data?');
+    await page.getByRole('button', { name: 'Ask' }).click();
+    const turn = page.getByTestId('chat-turn').last();
+    await expect.poll(() => turn.getAttribute('data-state'), { timeout: 15_000 }).toBe('done');
+    const links = turn.getByTestId('chat-answer').locator('a');
+    expect(await links.count()).toBe(1);
+    expect(await links.first().textContent()).toBe('Pixel 8');
+    expect(await links.first().getAttribute('href')).toBe(`/devices/${MEMBER_DEVICE}`);
+    for (let index = 0; index < escapes.length; index += 1) {
+      expect(await turn.getByTestId('chat-answer').textContent()).toContain(`link ${index}`);
+    }
+    expect(errors).toEqual([]);
+  });
+});
+
 describe('assistant writes', () => {
   it('confirms a proposed tag once with Confirm; a replayed proposal says already applied; Dismiss sends nothing', async () => {
     const { page } = await browsers.openPage();

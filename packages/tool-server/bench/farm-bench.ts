@@ -1,8 +1,9 @@
 // Benchmark of the farm tools (issue 16): the round trip of a trivial farm_run_shell through MCP
 // (sandbox start included), beside the same sandbox started directly and a bare bwrap with the
 // same namespaces, in one run, so the layers show as ratios: bare bwrap → our sandbox (prlimit,
-// generated /etc, tmpfs mounts, uid switch) → one MCP call (bearer auth, audit rows, confirmation
-// redeemed) → the whole ask-and-confirm pair an agent makes.
+// generated /etc, tmpfs mounts, uid switch) → one MCP call (bearer auth, audit rows, an approved
+// pending action redeemed) → the whole round: the agent asks, a person approves over REST from a
+// dashboard session (its machine cost only), the agent calls again.
 // Run: npm run bench:farm -- [--runs 30]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -92,6 +93,32 @@ async function toolCall(url: string, token: string, args: Record<string, unknown
   return body.result.structuredContent ?? {};
 }
 
+/** The person's dashboard session (the demo admin's password sign-in). */
+async function signIn(apiUrl: string, publishableKey: string): Promise<string> {
+  const response = await fetch(`${apiUrl}/auth/v1/token?grant_type=password`, {
+    method: 'POST',
+    headers: { apikey: publishableKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'admin@demo.local', password: 'demo-admin-pass' }),
+  });
+  const body = (await response.json()) as { access_token?: string };
+  if (!body.access_token) throw new Error(`sign-in failed: ${response.status}`);
+  return body.access_token;
+}
+
+/** The person's approval, as the dashboard's Approvals page sends it. */
+async function approve(apiUrl: string, session: string, id: string): Promise<void> {
+  const response = await fetch(`${apiUrl}/rest/v1/farm_pending_actions?id=eq.${id}`, {
+    method: 'PATCH',
+    headers: {
+      apikey: session,
+      authorization: `Bearer ${session}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ decision: 'approved' }),
+  });
+  if (response.status !== 204) throw new Error(`approval failed: ${await response.text()}`);
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'farm-bench-'));
 const stack = await startStack({
   dataDir,
@@ -111,11 +138,14 @@ try {
     `select id from auth.users where email = 'admin@demo.local'`,
   );
   const token = await mintAccessToken(db, stack, rows[0]?.id as string);
+  const session = await signIn(stack.apiUrl, stack.keys.publishableKey);
   const url = `${stack.mcpUrl}/`;
   const args = { command: 'true' };
-  const confirmed = async () => {
-    const asked = await toolCall(url, token, args);
-    return toolCall(url, token, { ...args, confirmation: asked.confirmation });
+  /** The agent asks; the person approves; answers the pending action's id. */
+  const askApproved = async () => {
+    const id = String((await toolCall(url, token, args)).pending_action_id);
+    await approve(stack.apiUrl, session, id);
+    return id;
   };
   const results = [
     await measure('bare bwrap (same namespaces), /bin/true', bareBwrap),
@@ -124,20 +154,18 @@ try {
       if (result.exitCode !== 0) throw new Error(`sandbox exit ${result.exitCode}`);
     }),
   ];
-  // The confirmed call alone: its confirmation was asked for outside the timing.
-  const pending: string[] = [];
-  const confirmedOnly = await (async () => {
-    for (let i = 0; i < runs + 3; i += 1) {
-      pending.push(String((await toolCall(url, token, args)).confirmation));
-    }
-    return measure('farm_run_shell over MCP, confirmed call', async () => {
-      await toolCall(url, token, { ...args, confirmation: pending.shift() });
+  // The approved call alone: asked and approved outside the timing.
+  const approved: string[] = [];
+  const approvedOnly = await (async () => {
+    for (let i = 0; i < runs + 3; i += 1) approved.push(await askApproved());
+    return measure('farm_run_shell over MCP, approved call', async () => {
+      await toolCall(url, token, { ...args, pending_action_id: approved.shift() });
     });
   })();
-  results.push(confirmedOnly);
+  results.push(approvedOnly);
   results.push(
-    await measure('farm_run_shell over MCP, ask + confirmed call', async () => {
-      await confirmed();
+    await measure('farm_run_shell over MCP, ask + approval over REST + approved call', async () => {
+      await toolCall(url, token, { ...args, pending_action_id: await askApproved() });
     }),
   );
   const floor = results[0]?.p50 ?? NaN;

@@ -5,9 +5,10 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { androidSetupRoutes } from './android-setup/android-setup-routes.ts';
 import type { ToolServerContext, ToolServerEnv } from './context.ts';
-import { verifyCaller } from './http/bearer-auth.ts';
+import { confirmTokenLive, verifyTokenSignature } from './http/bearer-auth.ts';
 import { clientAddress } from './http/client-address.ts';
 import { type CorsPolicy, corsHeaders, preflightResponse } from './http/cors.ts';
+import { admitToolCalls, closeWhenAnswered } from './mcp/tool-call-gate.ts';
 import { handleAuthorize } from './oauth/authorize-route.ts';
 import { handleConsent, handleGetAuthorization } from './oauth/consent-routes.ts';
 import { handleFirstPartyToken } from './oauth/first-party-route.ts';
@@ -52,7 +53,11 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
   const app = new Hono<ToolServerEnv>();
   const { config } = context;
   const publicCors = withCors({ kind: 'public' });
-  const dashboardCors = withCors({ kind: 'dashboard', origin: config.dashboardUrl });
+  const dashboardCors = withCors({ kind: 'listed', origins: [config.dashboardUrl] });
+  // MCP transports (2025-11-25): a browser may call the MCP endpoint only from our origins or the
+  // dashboard's; CORS answers exactly those, so a foreign page is refused at its preflight too.
+  const mcpOrigins = [...context.origins.all, config.dashboardUrl];
+  const mcpCors = withCors({ kind: 'listed', origins: mcpOrigins });
   const deadline = (handler: Handler) => withDeadline(handler, config.storeDeadlineMs);
 
   // OAuth bodies are small; refuse a large one while it streams instead of buffering it.
@@ -135,39 +140,45 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
   }
 
   // MCP endpoint. MCP transports: a present Origin that we do not serve is refused with 403.
-  app.on(['GET', 'POST', 'DELETE', 'OPTIONS'], '/', publicCors, async (c) => {
+  app.on(['GET', 'POST', 'DELETE', 'OPTIONS'], '/', mcpCors, async (c) => {
     const requestOrigin = c.req.header('origin');
-    if (
-      requestOrigin &&
-      !context.origins.all.includes(requestOrigin) &&
-      requestOrigin !== config.dashboardUrl
-    ) {
+    if (requestOrigin && !mcpOrigins.includes(requestOrigin)) {
       return c.json(
         { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Origin not allowed' } },
         403,
       );
     }
-    const verified = await verifyCaller(
-      context.db,
+    const signed = await verifyTokenSignature(
       c.req.header('authorization'),
       c.get('origin'),
       context.secret,
     );
-    const caller = await context.profiles.profileOf(verified.claims);
-    // 2025-11-25 listen stream: GET with SSE (the SDK's stateless legacy leg answers 405).
-    if (c.req.method === 'GET' && (c.req.header('accept') ?? '').includes('text/event-stream')) {
-      return context.listenStreams.open(String(verified.claims.jti), verified.expiresAt, {});
+    // Fair use: tools/call over its token's or account's limits gets 429 before any pool is used.
+    const admitted = await admitToolCalls(context.admission, c.req.raw, signed.claims);
+    if (admitted instanceof Response) return admitted;
+    try {
+      const verified = await confirmTokenLive(context.db, signed, c.get('origin'));
+      const caller = await context.profiles.profileOf(verified.claims);
+      // 2025-11-25 listen stream: GET with SSE (the SDK's stateless legacy leg answers 405).
+      if (c.req.method === 'GET' && (c.req.header('accept') ?? '').includes('text/event-stream')) {
+        return context.listenStreams.open(String(verified.claims.jti), verified.expiresAt, {});
+      }
+      const response = await context.mcp.fetch(c.req.raw, {
+        authInfo: {
+          token: verified.token,
+          clientId: verified.clientId,
+          scopes: verified.scopes,
+          expiresAt: verified.expiresAt,
+          resource: new URL(verified.resource),
+          extra: { caller, admission: admitted ?? undefined },
+        },
+      });
+      return admitted ? closeWhenAnswered(response, admitted) : response;
+    } catch (error) {
+      // Refused before any call ran (a revoked token, the store away): nothing counts or is spent.
+      admitted?.cancel();
+      throw error;
     }
-    return context.mcp.fetch(c.req.raw, {
-      authInfo: {
-        token: verified.token,
-        clientId: verified.clientId,
-        scopes: verified.scopes,
-        expiresAt: verified.expiresAt,
-        resource: new URL(verified.resource),
-        extra: { caller },
-      },
-    });
   });
 
   app.notFound((c) => c.json({ error: 'not_found', error_description: 'No such endpoint.' }, 404));

@@ -47,6 +47,35 @@ const Environment = z.object({
     .int()
     .optional()
     .describe('proxies in front that append X-Forwarded-For (default 0)'),
+  TOOL_SERVER_TOOL_CALLS_PER_TOKEN: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe('tool calls in flight per access token (default 8)'),
+  TOOL_SERVER_TOOL_CALLS_PER_USER: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe('tool calls in flight per account (default 16)'),
+  TOOL_SERVER_TOOL_CALLS_RATE: z.coerce
+    .number()
+    .optional()
+    .describe('tool calls per second per account, sustained (default 10)'),
+  TOOL_SERVER_TOOL_CALLS_BURST: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe('tool calls per account at once after a quiet spell (default 50)'),
+  TOOL_SERVER_TOOL_POOL_SIZE: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe('connections for tool queries (default 10)'),
+  TOOL_SERVER_TOOL_SEARCH_SLOTS: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe('of those, at most this many for searches (default 3)'),
 });
 
 const USAGE = `Usage: node packages/tool-server/src/cli.ts [--help]
@@ -102,6 +131,14 @@ const server = await startToolServer(
     accessTokenTtlSeconds: environment.TOOL_SERVER_ACCESS_TOKEN_TTL,
     registrationsPerHour: environment.TOOL_SERVER_REGISTRATIONS_PER_HOUR,
     trustedProxyHops: environment.TOOL_SERVER_TRUSTED_PROXY_HOPS,
+    toolCalls: {
+      perTokenConcurrency: environment.TOOL_SERVER_TOOL_CALLS_PER_TOKEN,
+      perUserConcurrency: environment.TOOL_SERVER_TOOL_CALLS_PER_USER,
+      perUserRate: environment.TOOL_SERVER_TOOL_CALLS_RATE,
+      perUserBurst: environment.TOOL_SERVER_TOOL_CALLS_BURST,
+      poolSize: environment.TOOL_SERVER_TOOL_POOL_SIZE,
+      searchSlots: environment.TOOL_SERVER_TOOL_SEARCH_SLOTS,
+    },
   },
   logger,
 ).catch((error: unknown) => {

@@ -155,6 +155,39 @@ export const AndroidSetupConfigSchema = z.object({
 
 export type AndroidSetupConfig = z.output<typeof AndroidSetupConfigSchema>;
 
+/**
+ * Fair use of tools/call (docs/tool-server.md "Fair use"): limits checked before any pool slot is
+ * taken (over them: 429 with Retry-After), and the tool pool handed out round-robin per user with
+ * a smaller share for the search path.
+ */
+const ToolCallsConfigSchema = z
+  .object({
+    /** Off: no limits, and the pool's own first-come queue (what the benchmark compares with). */
+    fairUse: z.boolean().default(true),
+    /** Calls in flight per access token: an agent's parallel tool calls. */
+    perTokenConcurrency: z.number().int().min(1).max(1_000).default(8),
+    /** Calls in flight per account, all its tokens together. */
+    perUserConcurrency: z.number().int().min(1).max(10_000).default(16),
+    /** Calls per second an account's token bucket refills with. */
+    perUserRate: z.number().positive().max(10_000).default(10),
+    /** The bucket's size: calls an account may make at once after a quiet spell. */
+    perUserBurst: z.number().int().min(1).max(100_000).default(50),
+    /** Connections of the pool tool queries run on (as the caller). */
+    poolSize: z.number().int().min(2).max(200).default(10),
+    /** Of those, at most this many run the search path at once (inspect_requests with search). */
+    searchSlots: z.number().int().min(1).max(199).default(3),
+    /** A query that waits longer than this for a connection is answered "unavailable". */
+    slotWaitMs: z.number().int().min(100).max(60_000).default(5_000),
+  })
+  .refine((limits) => limits.searchSlots < limits.poolSize, {
+    message: 'searchSlots must be smaller than poolSize',
+    path: ['searchSlots'],
+  })
+  .refine((limits) => limits.perTokenConcurrency <= limits.perUserConcurrency, {
+    message: 'perTokenConcurrency must not exceed perUserConcurrency',
+    path: ['perTokenConcurrency'],
+  });
+
 export const ToolServerConfigSchema = z.object({
   /** `{mcp_url}` first, then `{mcp_url_legacy}` and any other origin serving the same function. */
   origins: z.array(origin).min(1),
@@ -201,6 +234,8 @@ export const ToolServerConfigSchema = z.object({
   metadataDocumentsExtraCa: z.string().optional(),
   /** A device's PAC URL with `{port}` for its port (002 §4.4); unset where there is no proxy. */
   pacUrlTemplate: z.string().optional(),
+  /** Limits and the fair queue of tools/call (docs/tool-server.md "Fair use"). */
+  toolCalls: ToolCallsConfigSchema.default(ToolCallsConfigSchema.parse({})),
   /** The farm tools (docs/farm.md): off unless a farm host is configured. */
   farm: FarmConfigSchema.default(FarmConfigSchema.parse({ enabled: false })),
   androidSetup: AndroidSetupConfigSchema.optional(),

@@ -7,6 +7,7 @@ import type { ToolServerConfig } from './config.ts';
 import type { Origins } from './http/origins.ts';
 import type { CallerProfiles } from './mcp/caller-profile.ts';
 import type { ListenStreams } from './mcp/listen-streams.ts';
+import type { ToolCallAdmission } from './mcp/tool-call-admission.ts';
 import type { ClientResolver } from './oauth/client-resolver.ts';
 import type { Database } from './store/database.ts';
 
@@ -23,6 +24,8 @@ export interface ToolServerContext {
   profiles: CallerProfiles;
   listenStreams: ListenStreams;
   mcp: McpHttpHandler;
+  /** Limits of tools/call per token and account; null where fair use is off. */
+  admission: ToolCallAdmission | null;
   logger: Logger;
 }
 

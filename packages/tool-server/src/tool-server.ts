@@ -12,6 +12,7 @@ import { type DeployAnnouncer, startDeployAnnouncer } from './mcp/deploy-announc
 import { ListenStreams } from './mcp/listen-streams.ts';
 import { createMcpEndpoint } from './mcp/mcp-endpoint.ts';
 import { createRedactor } from './mcp/redactor.ts';
+import { ToolCallAdmission } from './mcp/tool-call-admission.ts';
 import { MetadataDocumentFetcher } from './oauth/client-metadata-document.ts';
 import { ClientResolver } from './oauth/client-resolver.ts';
 import { createDatabase } from './store/database.ts';
@@ -38,8 +39,16 @@ export async function startToolServer(
   const logger = parentLogger.child({ component: 'tool-server' });
   const db = createDatabase(config.dbUrl, logger, { timeoutMs: config.storeDeadlineMs - 500 });
   // Tool queries run as the caller with the API's 8 s statement timeout (001 §8), on their own pool
-  // so a slow tool call never holds up sign-ins.
-  const toolDb = createDatabase(config.dbUrl, logger, { timeoutMs: 10_000 });
+  // so a slow tool call never holds up sign-ins; its connections go round-robin per user, the
+  // search path in a smaller share (docs/tool-server.md "Fair use").
+  const { toolCalls } = config;
+  const toolDb = createDatabase(config.dbUrl, logger, {
+    timeoutMs: 10_000,
+    max: toolCalls.poolSize,
+    fairQueue: toolCalls.fairUse
+      ? { searchSlots: toolCalls.searchSlots, waitMs: toolCalls.slotWaitMs }
+      : undefined,
+  });
   const redact = createRedactor(config.jwtSecret);
   // A store outage does not cut streams (the keep-alive check then counts as live).
   const listenStreams = new ListenStreams(async (jti) => {
@@ -51,13 +60,15 @@ export async function startToolServer(
     );
     return rows.length > 0;
   });
-  const farm = config.farm.enabled ? startFarm(config.farm, db, logger) : null;
+  const farm = config.farm.enabled
+    ? startFarm(config.farm, db, logger, { dashboardUrl: config.dashboardUrl })
+    : null;
   const mcp = createMcpEndpoint({
     buildNumber: config.buildNumber,
     logger,
     toolCallFor: (caller) => ({
       caller,
-      asCaller: (work) => toolDb.asCaller(caller.claims, work),
+      asCaller: (work, lane) => toolDb.asCaller(caller.claims, work, lane),
       redact,
       pacUrl: (port) =>
         config.pacUrlTemplate ? config.pacUrlTemplate.replace('{port}', String(port)) : null,
@@ -79,6 +90,7 @@ export async function startToolServer(
     profiles: new CallerProfiles(toolDb),
     listenStreams,
     mcp,
+    admission: toolCalls.fairUse ? new ToolCallAdmission(toolCalls) : null,
     logger,
   });
   const servers: Server[] = [];

@@ -122,17 +122,31 @@ describe('the MCP endpoint without a valid token', () => {
     expect(response.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
   });
 
-  it('answers a preflight without asking for a token', async () => {
+  it('answers a preflight from an origin it serves without asking for a token', async () => {
     const response = await fetch(`${stack().mcpUrl}/`, {
       method: 'OPTIONS',
       headers: {
-        origin: 'http://localhost:6274',
+        origin: stack().dashboardUrl,
         'access-control-request-method': 'POST',
         'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
       },
     });
     expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe(stack().dashboardUrl);
     expect(response.headers.get('access-control-allow-headers')).toMatch(/mcp-protocol-version/);
+  });
+
+  it('allows no foreign origin at its preflight, as the Origin check refuses it', async () => {
+    const response = await fetch(`${stack().mcpUrl}/`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://evil.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
+      },
+    });
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+    expect(response.headers.get('access-control-allow-headers')).toBeNull();
   });
 
   it('answers 403 to a request from an Origin it does not serve', async () => {
@@ -188,6 +202,58 @@ describe('registration', () => {
       ],
     });
     expect(client.redirect_uris).toHaveLength(3);
+  });
+
+  it.each([
+    'search-ms:query=invoice&crumb=location:\\\\evil.example\\share',
+    'ms-officecmd:{"id":3}',
+    'jar:https://evil.example/a.jar!/cb',
+    'shell:startup',
+    'ms-msdt:/id%20PCWDiagnostic',
+    'x-apple.systempreferences:com.apple.preference.security',
+    'myapp://callback',
+  ])(
+    'refuses to register the OS handler scheme of %s with 400 invalid_redirect_uri',
+    async (uri) => {
+      const response = await register({ redirect_uris: ['https://ok.example/cb', uri] });
+      expect(response.status).toBe(400);
+      const answer = (await response.json()) as { error: string; error_description: string };
+      expect(answer.error).toBe('invalid_redirect_uri');
+      expect(answer.error_description).toContain(new URL(uri).protocol);
+    },
+  );
+
+  it.each([
+    'vscode://vscode.github-authentication/did-authenticate',
+    'vscode-insiders://vscode.github-authentication/did-authenticate',
+    'windsurf://codeium.windsurf/oauth/callback',
+    'zed://oauth/callback',
+    'com.example.app:/oauth2redirect',
+  ])('registers the editor or reverse-domain scheme of %s', async (uri) => {
+    const client = await registerClient(stack().mcpUrl, { redirect_uris: [uri] });
+    expect(client.redirect_uris).toEqual([uri]);
+  });
+
+  it('does not send people to an OS handler a client registered before the policy tightened', async () => {
+    const client = await registerClient(stack().mcpUrl);
+    const handler = 'search-ms:query=invoice&crumb=location:%5C%5Cevil.example%5Cshare';
+    const { default: pg } = await import('pg');
+    const db = new pg.Client({ connectionString: stack().dbUrl });
+    await db.connect();
+    try {
+      await db.query(
+        'update private.oauth_clients set redirect_uris = redirect_uris || $2::text where client_id = $1',
+        [client.client_id, handler],
+      );
+    } finally {
+      await db.end();
+    }
+    const response = await fetch(
+      `${stack().mcpUrl}/authorize?response_type=code&client_id=${client.client_id}&redirect_uri=${encodeURIComponent(handler)}&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`,
+      { redirect: 'manual' },
+    );
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
   });
 
   it.each([

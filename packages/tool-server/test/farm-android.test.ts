@@ -1,7 +1,8 @@
 // The Android app tools end to end: the official MCP SDK client with tokens from the real OAuth
 // flow, against the repo stack with its capture proxy and a farm whose adb server (Debian's, on a
 // private port) reaches the adb device double over loopback TCP. An APK is installed from a URL
-// (fetched through the proxy: the download is in entries) and from an upload, each confirmed;
+// (fetched through the proxy: the download is in entries) and from an upload, each approved by a
+// person;
 // listed; uninstalled. Refusals: callers without the farm capability, a device the caller may not
 // see, a device attached to another farm host, a bad APK, the device's own failure.
 import { createServer, type Server } from 'node:http';
@@ -13,6 +14,7 @@ import {
   type PrivateAdbServer,
   startPrivateAdbServer,
 } from './helpers/adb-server.ts';
+import { decideAsPerson } from './helpers/farm-approvals.ts';
 import {
   type ConnectedClient,
   connectClient,
@@ -62,19 +64,22 @@ async function connectAs(login: { email: string; password: string }): Promise<Co
   return connectClient('v2-modern', stack().mcpUrl, access_token);
 }
 
-/** Asks, checks the answer ran nothing and described what would, then confirms. */
+/** Asks, checks the answer ran nothing and described what would, approves as the person, runs. */
 async function confirmed(
   client: ConnectedClient,
   tool: string,
   args: Record<string, unknown>,
   expectWouldRun: string[],
+  person: { email: string; password: string } = DEMO.admin,
 ): Promise<ToolResult> {
   const first = await client.callTool(tool, args);
   expect(first.isError).toBeFalsy();
   const body = first.structuredContent as Record<string, unknown>;
-  expect(body.status).toBe('confirmation_required');
+  expect(body.status).toBe('approval_required');
   for (const part of expectWouldRun) expect(String(body.would_run)).toContain(part);
-  return client.callTool(tool, { ...args, confirmation: body.confirmation });
+  const pending_action_id = String(body.pending_action_id);
+  await decideAsPerson(stack(), pending_action_id, 'approved', person);
+  return client.callTool(tool, { ...args, pending_action_id });
 }
 
 async function auditEvents(tool: string): Promise<string[]> {
@@ -213,7 +218,7 @@ describe('who may use the Android tools', () => {
 });
 
 describe('installing, listing and uninstalling on a farm device', () => {
-  it('installs from a URL fetched through the capture proxy, after confirmation', async () => {
+  it('installs from a URL fetched through the capture proxy, once a person approved', async () => {
     const url = `${originUrl}/apps/hello.apk?build=${Date.now()}`;
     const downloadsBefore = apkDownloads.length;
     const args = { device_uuid: ADMIN_PHONE, apk_url: url };
@@ -221,10 +226,12 @@ describe('installing, listing and uninstalling on a farm device', () => {
     // The first call ran nothing: no download, no adb.
     expect(apkDownloads.length).toBe(downloadsBefore);
     expect(device.packages.has(HELLO.package)).toBe(false);
-    const token = (first.structuredContent as { confirmation: string }).confirmation;
+    const pending_action_id = (first.structuredContent as { pending_action_id: string })
+      .pending_action_id;
     expect((first.structuredContent as { would_run: string }).would_run).toContain(url);
 
-    const result = await admin.callTool('android_install_app', { ...args, confirmation: token });
+    await decideAsPerson(stack(), pending_action_id);
+    const result = await admin.callTool('android_install_app', { ...args, pending_action_id });
     expect(result.isError).toBeFalsy();
     const output = result.structuredContent as Record<string, unknown>;
     expect(output).toMatchObject({
@@ -272,7 +279,7 @@ describe('installing, listing and uninstalling on a farm device', () => {
     });
   });
 
-  it('does not accept a confirmation for another URL or twice', async () => {
+  it('does not run an approval for another URL or twice', async () => {
     // replace: the package is installed by the test above, and this run must succeed.
     const args = {
       device_uuid: ADMIN_PHONE,
@@ -280,25 +287,27 @@ describe('installing, listing and uninstalling on a farm device', () => {
       replace: true,
     };
     const first = await admin.callTool('android_install_app', args);
-    const token = (first.structuredContent as { confirmation: string }).confirmation;
+    const pending_action_id = (first.structuredContent as { pending_action_id: string })
+      .pending_action_id;
+    await decideAsPerson(stack(), pending_action_id);
     const other = await admin.callTool('android_install_app', {
       ...args,
       apk_url: `${originUrl}/apps/hello.apk?b`,
-      confirmation: token,
+      pending_action_id,
     });
     expect(other.isError).toBe(true);
     expect(resultJson(other)).toMatchObject({ error: 'confirmation_refused' });
     expect(apkDownloads).not.toContain('/apps/hello.apk?b');
 
-    const ran = await admin.callTool('android_install_app', { ...args, confirmation: token });
+    const ran = await admin.callTool('android_install_app', { ...args, pending_action_id });
     expect(ran.isError).toBeFalsy();
     expect(ran.structuredContent).toMatchObject({ package: HELLO.package, outcome: 'Success' });
     const downloads = apkDownloads.length;
     const installs = device.services.length;
-    const twice = await admin.callTool('android_install_app', { ...args, confirmation: token });
+    const twice = await admin.callTool('android_install_app', { ...args, pending_action_id });
     expect(twice.isError).toBe(true);
     expect(resultJson(twice)).toMatchObject({ error: 'confirmation_refused' });
-    expect(String(resultJson(twice).message)).toMatch(/already used/);
+    expect(String(resultJson(twice).message)).toMatch(/already ran/);
     expect(apkDownloads.length).toBe(downloads);
     expect(device.services.length).toBe(installs);
     const { rows } = await db.query(
@@ -514,6 +523,7 @@ describe('refusals', () => {
         'android_uninstall_app',
         { device_uuid: ADMIN_PHONE, package: HELLO.package },
         [],
+        DEMO.member,
       );
       expect(resultJson(uninstall)).toMatchObject({ error: 'not_found' });
       expect(device.packages.has(HELLO.package)).toBe(true);

@@ -1,10 +1,11 @@
 // The farm gate tried as an attacker would, through the MCP SDK client with real OAuth tokens on
-// the repo stack: a command whose confirmation reads as something other than what runs (padded
+// the repo stack: a command whose pending action reads as something other than what runs (padded
 // with newlines, reversed by a bidi override), and secrets that reach the audit past the
-// redaction its arguments get (in what would run, in the confirmation itself), and a farm user
-// whose role loses the farm while their token (and its cached profile) lives on; a page that sizes
+// redaction its arguments get (in what would run), and a farm user whose role loses the farm
+// while their token (and its cached profile) lives on; a page that sizes
 // itself to make a full-page screenshot exhaust the farm host's memory; a sandbox holding
 // thousands of connections open on the capture proxy through its egress bridge.
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import pg from 'pg';
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FarmConfigSchema } from '../src/config.ts';
 import { MAX_BRIDGE_CONNECTIONS } from '../src/farm/egress-bridge.ts';
 import { ShellSandbox } from '../src/farm/shell/shell-sandbox.ts';
+import { approvedCall, type PendingActionAnswer } from './helpers/farm-approvals.ts';
 import { type ConnectedClient, connectClient } from './helpers/mcp-clients.ts';
 import { authorizeAndExchange, DEMO, useOAuthStack } from './helpers/oauth-stack.ts';
 
@@ -49,7 +51,7 @@ afterAll(async () => {
 async function ask(args: Record<string, unknown>) {
   const first = await admin.callTool('farm_run_shell', args);
   expect(first.isError).toBeFalsy();
-  return first.structuredContent as { confirmation: string; would_run: string };
+  return first.structuredContent as unknown as PendingActionAnswer;
 }
 
 async function auditRowsSince(id: number) {
@@ -73,7 +75,7 @@ async function lastAuditId(): Promise<number> {
   return Number(rows[0]?.id ?? 0);
 }
 
-describe('what a confirmation shows', () => {
+describe('what a pending action shows', () => {
   it('shows a command padded with newlines on one line, so its tail is not hidden', async () => {
     const command = `echo harmless${'\n'.repeat(40)}touch /scratch/evil`;
     const { would_run } = await ask({ command });
@@ -88,10 +90,9 @@ describe('what a confirmation shows', () => {
     expect(would_run).toContain('echo "\\u{202E}ftp.exe"\\u{200B}; printf "a\\\\nb"');
   });
 
-  it('still runs exactly the command that was confirmed', async () => {
+  it('still runs exactly the command that was approved', async () => {
     const command = 'printf "%s|" one\nprintf "%s|" two';
-    const { confirmation } = await ask({ command });
-    const result = await admin.callTool('farm_run_shell', { command, confirmation });
+    const result = await approvedCall(stack(), admin, 'farm_run_shell', { command });
     expect(result.isError).toBeFalsy();
     expect((result.structuredContent as { stdout: string }).stdout).toBe('one|two|');
   });
@@ -100,21 +101,48 @@ describe('what a confirmation shows', () => {
 describe('what the audit keeps', () => {
   const secret = `ghp_${'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'}`;
 
-  it('keeps neither a secret in the command nor the confirmation token', async () => {
+  it('keeps no secret of the command, in what would run or in the arguments', async () => {
     const since = await lastAuditId();
     const command = `echo "Authorization: token ${secret}" > /dev/null`;
-    const { confirmation, would_run } = await ask({ command });
+    const { would_run } = await ask({ command });
     // The caller is shown what runs, whole.
     expect(would_run).toContain(secret);
-    const result = await admin.callTool('farm_run_shell', { command, confirmation });
+    const result = await approvedCall(stack(), admin, 'farm_run_shell', { command });
     expect(result.isError).toBeFalsy();
     const rows = await auditRowsSince(since);
-    expect(rows.map((row) => row.event)).toEqual(['asked', 'ran']);
-    const kept = JSON.stringify(rows);
-    expect(kept).not.toContain(secret.slice(4));
-    expect(kept).not.toContain(confirmation);
-    expect(String(rows[0]?.outcome.would_run)).toContain('[redacted:');
-    expect(rows[1]?.arguments.confirmation).toMatchObject({ omitted: 'kept as a digest' });
+    expect(rows.map((row) => row.event)).toEqual(['asked', 'asked', 'ran']);
+    expect(JSON.stringify(rows)).not.toContain(secret.slice(4));
+    expect(JSON.stringify(rows[0]?.outcome.would_run)).toContain('[redacted');
+  });
+
+  it('keeps credential flags, assignments and URL user information only redacted, with the digest of the exact command', async () => {
+    // Regression: the redactor knows token formats, not flags, so `curl -u user:password` and
+    // the rest were stored in clear.
+    const password = `pw-${Date.now()}-hunter2`;
+    const command = [
+      `curl -u admin:${password} https://api.example/`,
+      `wget --password=${password} https://api.example/`,
+      `mysql -uroot -p${password} shop`,
+      `sshpass -p ${password} ssh me@host`,
+      `PGPASSWORD=${password} psql -h db`,
+      `git clone https://admin:${password}@git.example/repo`,
+      `curl -H 'Authorization: Bearer ${password}' https://api.example/`,
+    ].join('; ');
+    const since = await lastAuditId();
+    const { would_run } = await ask({ command });
+    expect(would_run).toContain(password);
+    const [asked] = await auditRowsSince(since);
+    expect(asked?.event).toBe('asked');
+    expect(JSON.stringify(asked)).not.toContain(password);
+    expect(asked?.arguments.command).toMatchObject({
+      omitted: 'credentials redacted',
+      length: command.length,
+      sha256: createHash('sha256').update(command).digest('hex'),
+    });
+    const preview = (asked?.arguments.command as { preview?: string } | undefined)?.preview;
+    expect(preview).toContain('curl -u [redacted] https://api.example/');
+    expect(preview).toContain('git clone https://[redacted]@git.example/repo');
+    expect(JSON.stringify(asked?.outcome.would_run)).toContain('sshpass -p [redacted] ssh');
   });
 
   it('keeps a long command in what would run by digest, as in the arguments', async () => {
@@ -164,9 +192,9 @@ describe('a capability taken away', () => {
       const args = { command: 'echo still-here' };
       const first = await farmer.callTool('farm_run_shell', args);
       expect(first.isError).toBeFalsy();
-      const { confirmation } = first.structuredContent as { confirmation: string };
+      const { pending_action_id } = first.structuredContent as { pending_action_id: string };
       await db.query('delete from public.role_capabilities where role_id = $1', [role?.id]);
-      const second = await farmer.callTool('farm_run_shell', { ...args, confirmation });
+      const second = await farmer.callTool('farm_run_shell', { ...args, pending_action_id });
       expect(second.isError).toBe(true);
       expect(JSON.stringify(second.content)).toContain('permission_denied');
       const { rows: last } = await db.query<{ event: string; outcome: Record<string, unknown> }>(

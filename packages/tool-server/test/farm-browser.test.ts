@@ -2,8 +2,8 @@
 // the repo stack with its capture proxy and a farm. A local site (on 127.0.0.2, the only
 // destination this stack's proxy may reach) is loaded in the sandboxed Chromium, read, clicked,
 // typed into and photographed; its requests are then found in `entries` with source `cdp` under
-// the caller's farm browser device. Then the rules: who may call, evaluate confirmed and
-// capability-gated, sessions kept apart by user and grant, the stack out of reach, a revoked grant
+// the caller's farm browser device. Then the rules: who may call, evaluate approved by a person
+// and capability-gated, sessions kept apart by user and grant, the stack out of reach, a revoked grant
 // ending its browser, and (on BrowserSessions directly, with short limits) idle time, the limits,
 // Chromium's own sandbox and shutdown.
 
@@ -24,6 +24,7 @@ import { CallerProfiles } from '../src/mcp/caller-profile.ts';
 import type { ToolCall } from '../src/mcp/tool-definition.ts';
 import { ToolError } from '../src/mcp/tool-error.ts';
 import { createDatabase, type Database } from '../src/store/database.ts';
+import { decideAsPerson } from './helpers/farm-approvals.ts';
 import { type ConnectedClient, connectClient, resultJson } from './helpers/mcp-clients.ts';
 import { authorizeAndExchange, DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
 
@@ -291,28 +292,29 @@ describe('a session', () => {
     }
   });
 
-  it('runs evaluate only once confirmed, for exactly the confirmed expression', async () => {
+  it('runs evaluate only once a person approved it, for exactly the approved expression', async () => {
     await browseOk(admin, { action: 'navigate', session_id: sessionId, url: `${siteUrl}/next` });
     const args = { action: 'evaluate', session_id: sessionId, expression: 'document.title' };
     const asked = await browseOk(admin, args);
-    expect(asked).toMatchObject({ status: 'confirmation_required' });
+    expect(asked).toMatchObject({ status: 'approval_required' });
     expect(String(asked.would_run)).toContain('document.title');
     // Regression: would_run named os.hostname(), not the configured farm host.
     expect(String(asked.would_run)).toContain(`on farm host ${FARM_HOST}: `);
+    const pending_action_id = String(asked.pending_action_id);
+    const unapproved = await browseOk(admin, { ...args, pending_action_id });
+    expect(unapproved).toMatchObject({ status: 'approval_pending' });
+    await decideAsPerson(stack(), pending_action_id);
     const other = await admin.callTool('browser_cdp', {
       ...args,
       expression: 'document.cookie',
-      confirmation: asked.confirmation,
+      pending_action_id,
     });
     expect(resultJson(other)).toMatchObject({ error: 'confirmation_refused' });
-    const ran = await browseOk(admin, { ...args, confirmation: asked.confirmation });
+    const ran = await browseOk(admin, { ...args, pending_action_id });
     expect(ran).toMatchObject({ result: 'Next page', title: 'Next page' });
     // Neither the result nor the title is in the audit: 'Next page' is in no argument either.
     expect(await auditRowsContaining('Next page')).toEqual([]);
-    const again = await admin.callTool('browser_cdp', {
-      ...args,
-      confirmation: asked.confirmation,
-    });
+    const again = await admin.callTool('browser_cdp', { ...args, pending_action_id });
     expect(resultJson(again)).toMatchObject({ error: 'confirmation_refused' });
   });
 
@@ -338,7 +340,7 @@ describe('a session', () => {
         });
         expect(resultJson(reached)).toMatchObject({ error: 'not_found' });
       }
-      // A farm user without farm_scripts: evaluate is refused at once, no confirmation handed out.
+      // A farm user without farm_scripts: evaluate is refused at once, no pending action asked.
       const refused = await farmer.callTool('browser_cdp', {
         action: 'evaluate',
         expression: '1 + 1',

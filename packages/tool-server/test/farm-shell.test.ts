@@ -1,13 +1,16 @@
 // farm_run_shell end to end: the official MCP SDK client with tokens from the real OAuth flow,
-// against the repo stack with its capture proxy and a farm. The gate (who may call, the
-// confirmation bound to caller, tool and exact arguments, once, before expiry), the audit row of
-// every case, the sandbox reached through MCP, and its proxied network captured with source farm.
+// against the repo stack with its capture proxy and a farm. The gate (who may call, the pending
+// action a person approves in the dashboard, bound to the client's grant, tool and exact
+// arguments, run once, before expiry; elicitation where the client asks its user), the audit row
+// of every case, the sandbox reached through MCP, and its proxied network captured with source
+// farm. The agent's own attempts to approve are farm-approval-attacks.test.ts.
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { StreamableHTTPClientTransport, Client as V2Client } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvedCall, askFor, decideAsPerson } from './helpers/farm-approvals.ts';
 import { type ConnectedClient, connectClient, resultJson } from './helpers/mcp-clients.ts';
 import { authorizeAndExchange, DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
 
@@ -51,16 +54,13 @@ async function auditRows(email: string) {
   return rows;
 }
 
-/** The confirmation a first call hands out, after checking it ran nothing. */
-async function confirmationFor(client: ConnectedClient, args: Record<string, unknown>) {
-  const first = await client.callTool('farm_run_shell', args);
-  expect(first.isError).toBeFalsy();
-  const body = first.structuredContent as Record<string, unknown>;
-  expect(body.status).toBe('confirmation_required');
-  expect(String(body.would_run)).toContain(String(args.command));
+/** The pending action a first call answers, after checking it ran nothing and what it shows. */
+async function pendingActionFor(client: ConnectedClient, args: Record<string, unknown>) {
+  const answer = await askFor(client, 'farm_run_shell', args);
+  expect(answer.would_run).toContain(String(args.command));
   // Regression: would_run named os.hostname(), not the farm host the tool server is configured as.
-  expect(String(body.would_run)).toContain(`on farm host ${FARM_HOST} (`);
-  return String(body.confirmation);
+  expect(answer.would_run).toContain(`on farm host ${FARM_HOST} (`);
+  return answer.pending_action_id;
 }
 
 beforeAll(async () => {
@@ -83,14 +83,14 @@ afterAll(async () => {
 });
 
 describe('who may use the farm', () => {
-  it('lists farm_run_shell for an admin, with the confirmation argument, and not for others', async () => {
+  it('lists farm_run_shell for an admin, with the pending action argument, and not for others', async () => {
     const tools = await admin.listTools();
     const shell = tools.find((tool) => tool.name === 'farm_run_shell') as {
       inputSchema?: { properties?: Record<string, unknown> };
       annotations?: { destructiveHint?: boolean };
     };
     expect(shell).toBeDefined();
-    expect(Object.keys(shell.inputSchema?.properties ?? {})).toContain('confirmation');
+    expect(Object.keys(shell.inputSchema?.properties ?? {})).toContain('pending_action_id');
     expect(shell.annotations?.destructiveHint).toBe(true);
     expect(await member.listToolNames()).not.toContain('farm_run_shell');
     expect(await viewer.listToolNames()).not.toContain('farm_run_shell');
@@ -113,15 +113,45 @@ describe('who may use the farm', () => {
   });
 });
 
-describe('the confirmation', () => {
-  it('first runs nothing, then runs the confirmed call once', async () => {
-    const args = { command: 'echo ran > /scratch/marker; cat /scratch/marker; id -u' };
-    const token = await confirmationFor(admin, args);
-    let rows = await auditRows(DEMO.admin.email);
-    expect(rows.at(-1)).toMatchObject({ event: 'asked' });
-    const asked = rows.at(-1);
+describe('the approval', () => {
+  it('first runs nothing and answers a pending action a person approves in the dashboard', async () => {
+    const args = { command: 'touch /scratch/asked; echo asked' };
+    const answer = await askFor(admin, 'farm_run_shell', args);
+    expect(answer).toMatchObject({
+      status: 'approval_required',
+      would_run: `Run \`${args.command}\` in a sandbox on farm host ${FARM_HOST} (no network).`,
+      approve_at: `${stack().dashboardUrl}/approvals`,
+    });
+    expect(answer.message).toContain('A person must approve this call in the dashboard');
+    expect(answer.message).toContain(answer.pending_action_id);
+    expect(Date.parse(answer.expires_at) - Date.now()).toBeGreaterThan(200_000);
+    const { rows } = await db.query(
+      `select tool, would_run, decision, used_at, client_id, client_name
+         from public.farm_pending_actions where id = $1`,
+      [answer.pending_action_id],
+    );
+    expect(rows).toEqual([
+      {
+        tool: 'farm_run_shell',
+        would_run: answer.would_run,
+        decision: null,
+        used_at: null,
+        client_id: expect.any(String),
+        client_name: 'Test client',
+      },
+    ]);
+    expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
+      event: 'asked',
+      outcome: { via: 'dashboard' },
+      confirmation_id: answer.pending_action_id,
+    });
+  });
 
-    const second = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+  it('runs the call a person approved, once', async () => {
+    const args = { command: 'echo ran > /scratch/marker; cat /scratch/marker; id -u' };
+    const id = await pendingActionFor(admin, args);
+    await decideAsPerson(stack(), id);
+    const second = await admin.callTool('farm_run_shell', { ...args, pending_action_id: id });
     expect(second.isError).toBeFalsy();
     expect(second.structuredContent).toMatchObject({
       exit_code: 0,
@@ -130,18 +160,18 @@ describe('the confirmation', () => {
       terminated: null,
       network: 'none',
     });
-    rows = await auditRows(DEMO.admin.email);
+    const rows = await auditRows(DEMO.admin.email);
     const ran = rows.at(-1);
     expect(ran).toMatchObject({
       event: 'ran',
-      outcome: { status: 'ok', exit_code: 0 },
-      confirmation_id: asked?.confirmation_id,
+      outcome: { status: 'ok', exit_code: 0, approved: { via: 'dashboard' } },
+      confirmation_id: id,
     });
     expect(ran?.duration_ms).toBeGreaterThanOrEqual(0);
     expect(ran?.token_jti).toBeTruthy();
     expect(ran?.client_id).toBeTruthy();
 
-    const again = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+    const again = await admin.callTool('farm_run_shell', { ...args, pending_action_id: id });
     expect(again.isError).toBe(true);
     expect(resultJson(again)).toMatchObject({ error: 'confirmation_refused' });
     expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
@@ -150,18 +180,19 @@ describe('the confirmation', () => {
     });
   });
 
-  it('confirms only the exact arguments it was issued for', async () => {
-    const token = await confirmationFor(admin, { command: 'echo harmless' });
+  it('runs only the exact arguments a person approved', async () => {
+    const id = await pendingActionFor(admin, { command: 'echo harmless' });
+    await decideAsPerson(stack(), id);
     const swapped = await admin.callTool('farm_run_shell', {
       command: 'echo something else',
-      confirmation: token,
+      pending_action_id: id,
     });
     expect(swapped.isError).toBe(true);
     expect(resultJson(swapped).message).toMatch(/other arguments/);
     const widened = await admin.callTool('farm_run_shell', {
       command: 'echo harmless',
       network: 'proxy',
-      confirmation: token,
+      pending_action_id: id,
     });
     expect(widened.isError).toBe(true);
     expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
@@ -171,23 +202,39 @@ describe('the confirmation', () => {
     // The mismatches did not spend it: the exact call still runs.
     const exact = await admin.callTool('farm_run_shell', {
       command: 'echo harmless',
-      confirmation: token,
+      pending_action_id: id,
     });
     expect(exact.structuredContent).toMatchObject({ stdout: 'harmless\n' });
   });
 
-  it('is refused after its expiry', async () => {
+  it('runs nothing once a person denied it', async () => {
+    const args = { command: 'touch /scratch/denied' };
+    const id = await pendingActionFor(admin, args);
+    await decideAsPerson(stack(), id, 'denied');
+    const denied = await admin.callTool('farm_run_shell', { ...args, pending_action_id: id });
+    expect(denied.isError).toBe(true);
+    expect(resultJson(denied)).toMatchObject({
+      error: 'confirmation_refused',
+      message: 'A person denied this call; nothing ran.',
+    });
+    expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
+      event: 'refused',
+      outcome: { reason: 'confirmation_denied' },
+    });
+  });
+
+  it('is refused after its expiry, approved or not', async () => {
     const args = { command: 'echo late' };
-    const token = await confirmationFor(admin, args);
+    const id = await pendingActionFor(admin, args);
+    await decideAsPerson(stack(), id);
     // The clock of a few minutes, moved: the row's expiry is put in the past.
     await db.query(
-      `update private.farm_confirmations set created_at = now() - interval '10 minutes',
+      `update public.farm_pending_actions set created_at = now() - interval '10 minutes',
               expires_at = now() - interval '1 second'
-        where id = (select confirmation_id from public.farm_audit
-                     where user_email = $1 and event = 'asked' order by id desc limit 1)`,
-      [DEMO.admin.email],
+        where id = $1`,
+      [id],
     );
-    const late = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+    const late = await admin.callTool('farm_run_shell', { ...args, pending_action_id: id });
     expect(late.isError).toBe(true);
     expect(resultJson(late).message).toMatch(/expired/);
     expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
@@ -195,9 +242,10 @@ describe('the confirmation', () => {
     });
   });
 
-  it('is refused to another user holding the farm capability, and a forged one too', async () => {
+  it('is refused to another user holding the farm capability, and an unknown id too', async () => {
     const args = { command: 'echo mine' };
-    const token = await confirmationFor(admin, args);
+    const id = await pendingActionFor(admin, args);
+    await decideAsPerson(stack(), id);
     await db.query(
       `insert into public.roles (slug, name) values ('farm_test', 'Farm test') on conflict do nothing;
        insert into public.role_capabilities (role_id, section, action)
@@ -209,21 +257,22 @@ describe('the confirmation', () => {
     const farmer = await connectAs(DEMO.member);
     try {
       expect(await farmer.listToolNames()).toContain('farm_run_shell');
-      const stolen = await farmer.callTool('farm_run_shell', { ...args, confirmation: token });
+      const stolen = await farmer.callTool('farm_run_shell', { ...args, pending_action_id: id });
       expect(stolen.isError).toBe(true);
       expect(resultJson(stolen)).toMatchObject({ error: 'confirmation_refused' });
-      const forged = await farmer.callTool('farm_run_shell', {
+      const unknown = await farmer.callTool('farm_run_shell', {
         ...args,
-        confirmation: 'fc_forged-confirmation-token',
+        pending_action_id: randomUUID(),
       });
-      expect(forged.isError).toBe(true);
+      expect(unknown.isError).toBe(true);
+      expect(resultJson(unknown).message).toBe(resultJson(stolen).message);
       const rows = await auditRows(DEMO.member.email);
       expect(rows.slice(-2).map((row) => row.outcome.reason)).toEqual([
         'confirmation_other_user',
         'confirmation_unknown',
       ]);
-      // The owner can still use it: the thief's attempt did not spend it.
-      const mine = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+      // The owner's client can still run it: the thief's attempt did not spend it.
+      const mine = await admin.callTool('farm_run_shell', { ...args, pending_action_id: id });
       expect(mine.structuredContent).toMatchObject({ stdout: 'mine\n' });
     } finally {
       await farmer.close();
@@ -271,9 +320,15 @@ describe('elicitation, where the client can ask its user', () => {
       const rows = await auditRows(DEMO.admin.email);
       expect(rows.slice(-2)).toMatchObject([
         { event: 'asked', outcome: { via: 'elicitation' } },
-        { event: 'ran', outcome: { status: 'ok' } },
+        { event: 'ran', outcome: { status: 'ok', approved: { via: 'elicitation' } } },
       ]);
       expect(rows.at(-1)?.confirmation_id).toBe(rows.at(-2)?.confirmation_id);
+      const { rows: actions } = await db.query(
+        `select decision, decided_via, used_at is not null as used
+           from public.farm_pending_actions where id = $1`,
+        [rows.at(-1)?.confirmation_id],
+      );
+      expect(actions).toEqual([{ decision: 'approved', decided_via: 'elicitation', used: true }]);
     } finally {
       await client.close();
     }
@@ -292,10 +347,13 @@ describe('elicitation, where the client can ask its user', () => {
       expect(JSON.parse(String(result.content[0]?.text))).toMatchObject({
         error: 'confirmation_refused',
       });
-      expect((await auditRows(DEMO.admin.email)).at(-1)).toMatchObject({
-        event: 'refused',
-        outcome: { reason: 'declined' },
-      });
+      const rows = await auditRows(DEMO.admin.email);
+      expect(rows.at(-1)).toMatchObject({ event: 'refused', outcome: { reason: 'declined' } });
+      const { rows: actions } = await db.query(
+        `select decision, decided_via, used_at from public.farm_pending_actions where id = $1`,
+        [rows.at(-2)?.confirmation_id],
+      );
+      expect(actions).toEqual([{ decision: 'denied', decided_via: 'elicitation', used_at: null }]);
     } finally {
       await client.close();
     }
@@ -304,8 +362,7 @@ describe('elicitation, where the client can ask its user', () => {
 
 describe('the sandbox through MCP', () => {
   async function confirmedRun(args: Record<string, unknown>) {
-    const token = await confirmationFor(admin, args);
-    const result = await admin.callTool('farm_run_shell', { ...args, confirmation: token });
+    const result = await approvedCall(stack(), admin, 'farm_run_shell', args);
     expect(result.isError).toBeFalsy();
     return result.structuredContent as Record<string, unknown>;
   }

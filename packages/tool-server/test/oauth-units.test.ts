@@ -26,6 +26,12 @@ describe('redirect URIs at registration', () => {
     'cursor://anysphere.cursor-mcp/oauth/callback',
     'vscode://vscode.github-authentication/did-authenticate',
     'com.example.app:/oauth2redirect',
+    'com.googleusercontent.apps.1234-abcd:/oauth2redirect',
+    'io.github.some-org.tool://callback',
+    'vscode-insiders://vscode.github-authentication/did-authenticate',
+    'windsurf://codeium.windsurf/oauth/callback',
+    'zed://oauth/callback',
+    'claude://claude.ai/mcp/callback',
     'https://app.example.com/cb?tenant=1',
   ])('accepts %s', (uri) => {
     expect(redirectUriProblem(uri)).toBeUndefined();
@@ -41,6 +47,20 @@ describe('redirect URIs at registration', () => {
     ['data:text/html,hi', /data/],
     ['file:///etc/passwd', /file/],
     ['/relative/cb', /absolute/],
+    // OS and browser handlers (docs/tool-server.md "Redirect URIs"): the consent page's redirect
+    // would hand them to Windows, macOS or the browser rather than to a client.
+    ['search-ms:query=invoice&crumb=location:\\\\evil.example\\share', /search-ms/],
+    ['ms-officecmd:{"id":3,"LocalProviders.LaunchOfficeAppForResult":{}}', /ms-officecmd/],
+    ['ms-msdt:/id%20PCWDiagnostic', /ms-msdt/],
+    ['ms-settings:privacy', /ms-settings/],
+    ['search:query=x', /search/],
+    ['shell:startup', /shell/],
+    ['jar:https://evil.example/a.jar!/cb', /jar/],
+    ['x-apple.systempreferences:com.apple.preference.security', /x-apple/],
+    ['itms-services://?action=download-manifest&url=https://evil.example/m', /itms-services/],
+    ['myapp://callback', /myapp/],
+    ['mailto:a@evil.example', /mailto/],
+    ['blob:https://evil.example/0', /blob/],
     ['https://exa mple.com/cb', /whitespace/],
     ['https://example.com/\ncb', /whitespace/],
     [`https://example.com/${'a'.repeat(2_100)}`, /longer/],

@@ -1,14 +1,19 @@
 // The answer on its way out (001 §4.3, OWASP LLM02/LLM05): the model's text is redacted again by
-// the shared module, and links are filtered: only the dashboard's own URLs and the provider's
-// url_citation annotations stay links; other links lose their URL, images are never rendered
-// (EchoLeak-style exfiltration through auto-fetched images), bare URLs become inline code and raw
-// HTML is escaped. Streaming emits only whole lines (or long runs ending at whitespace), after
-// the same redaction of everything so far, so a secret split across deltas is never emitted.
+// the shared module, and links are filtered: only the dashboard's own routes and the provider's
+// url_citation annotations stay links, written as the policy answers them (a dashboard route
+// rebuilt from its parse, never the model's spelling); other links lose their URL, images are
+// never rendered (EchoLeak-style exfiltration through auto-fetched images), bare URLs become
+// inline code and raw HTML is escaped. Streaming emits only whole lines (or long runs ending at
+// whitespace), after the same redaction of everything so far, so a secret split across deltas is
+// never emitted.
+
+/** The URL a link is written with, or null when it may not stay a link. */
+export type LinkTarget = (url: string) => string | null;
 
 export interface AnswerFilterOptions {
   redact: (text: string) => Promise<string>;
-  /** Whether a URL may stay a link (dashboard URLs, cited sources). */
-  isAllowedLink: (url: string) => boolean;
+  /** Dashboard routes (dashboard-links.ts) and cited sources; null for anything else. */
+  linkTarget: LinkTarget;
 }
 
 /** A long run without a newline is flushed at its last whitespace past this many characters. */
@@ -67,8 +72,11 @@ function outsideFences(text: string, map: (prose: string) => string): string {
   return out.join('\n');
 }
 
+/** Sentence punctuation a bare URL usually ends on, which is not part of it. */
+const TRAILING_PUNCTUATION = /[.,;:!?]+$/;
+
 /** Applies the link policy to complete markdown. */
-export function filterLinks(text: string, isAllowedLink: (url: string) => boolean): string {
+export function filterLinks(text: string, linkTarget: LinkTarget): string {
   const kept: string[] = [];
   const keep = (markdown: string) => {
     kept.push(markdown);
@@ -76,12 +84,17 @@ export function filterLinks(text: string, isAllowedLink: (url: string) => boolea
   };
   let out = text.replace(/\uE000/g, '');
   out = out.replace(IMAGE, (_all, alt: string) => (alt ? `(image: ${alt})` : '(image)'));
-  out = out.replace(
-    LINK,
-    (all, label: string, url: string) =>
-      isAllowedLink(url) ? keep(all) : label || url.replace(/^\w+:\/\//, ''),
-  );
-  out = out.replace(BARE_URL, (url) => (isAllowedLink(url) ? url : `\`${url}\``));
+  out = out.replace(LINK, (_all, label: string, url: string) => {
+    const target = linkTarget(url);
+    // The label is prose like any other: no raw HTML inside a kept link either.
+    if (target !== null) return keep(`[${label.replace(/</g, '&lt;')}](${target})`);
+    return label || url.replace(/^\w+:\/\//, '');
+  });
+  out = out.replace(BARE_URL, (url) => {
+    const tail = TRAILING_PUNCTUATION.exec(url)?.[0] ?? '';
+    const target = linkTarget(url.slice(0, url.length - tail.length));
+    return target === null ? `\`${url}\`` : keep(target) + tail;
+  });
   out = out.replace(HTML_TAG, (_all, inner: string) => `&lt;${inner}&gt;`);
   out = outsideFences(
     out,
@@ -122,8 +135,7 @@ export function createAnswerFilter(options: AnswerFilterOptions): AnswerFilter {
   // Once the filtered prefix disagrees with what was sent (a citation arriving late, a secret
   // only recognisable whole), no more deltas are sent: done{answer} carries the whole answer.
   let diverged = false;
-  const clean = async (text: string) =>
-    filterLinks(await options.redact(text), options.isAllowedLink);
+  const clean = async (text: string) => filterLinks(await options.redact(text), options.linkTarget);
   return {
     async push(delta) {
       raw += delta;

@@ -3,17 +3,20 @@
 import { deepStrictEqual as assertEquals, ok } from 'node:assert/strict';
 import { createRedactor } from '../_shared/redaction.ts';
 import { createAnswerFilter, filterLinks } from './answer-filter.ts';
+import { dashboardLink } from './dashboard-links.ts';
 
 const DASHBOARD = 'http://dash.test';
-const allowed = (url: string) => url.startsWith(`${DASHBOARD}/`) || url === 'https://cited.test/a';
+const DEVICE = 'b0000000-0000-4000-8000-000000000001';
+const allowed = (url: string) =>
+  dashboardLink(url, DASHBOARD) ?? (url === 'https://cited.test/a' ? url : null);
 
 Deno.test('keeps dashboard and cited links, strips others to their label', () => {
   assertEquals(
     filterLinks(
-      `[Device](${DASHBOARD}/devices/1) [doc](https://cited.test/a) [click](https://evil.test/x?d=1)`,
+      `[Device](${DASHBOARD}/devices/${DEVICE}) [doc](https://cited.test/a) [click](https://evil.test/x?d=1)`,
       allowed,
     ),
-    `[Device](${DASHBOARD}/devices/1) [doc](https://cited.test/a) click`,
+    `[Device](${DASHBOARD}/devices/${DEVICE}) [doc](https://cited.test/a) click`,
   );
 });
 
@@ -45,7 +48,7 @@ Deno.test('streams whole lines whose concatenation is the final answer, redacted
   const redactor = createRedactor({ key: new TextEncoder().encode('k'.repeat(32)) });
   const filter = createAnswerFilter({
     redact: (t) => redactor.redactText(t),
-    isAllowedLink: allowed,
+    linkTarget: allowed,
   });
   const token = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
   const parts = ['The token ', token.slice(0, 10), token.slice(10), ' was sent.\nNext ', 'line'];
@@ -63,7 +66,7 @@ Deno.test('holds a PEM block back until it is complete', async () => {
   const redactor = createRedactor({ key: new TextEncoder().encode('k'.repeat(32)) });
   const filter = createAnswerFilter({
     redact: (t) => redactor.redactText(t),
-    isAllowedLink: allowed,
+    linkTarget: allowed,
   });
   const out = await filter.push(
     'Key:\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n',

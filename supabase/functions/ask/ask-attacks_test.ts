@@ -8,10 +8,11 @@ import OpenAI from 'npm:openai@7.55.0';
 import type { Caller } from '../_shared/caller.ts';
 import { filterLinks } from './answer-filter.ts';
 import type { AskConfig } from './config.ts';
+import { dashboardLink } from './dashboard-links.ts';
 import { handleAsk } from './handler.ts';
 
 const DASHBOARD = 'http://dash.test';
-const allowed = (url: string) => url.startsWith(`${DASHBOARD}/`);
+const allowed = (url: string) => dashboardLink(url, DASHBOARD);
 
 /**
  * What a CommonMark renderer could still turn into an image, a link or HTML: a `]` that is not
@@ -138,6 +139,7 @@ async function answerWith(
   citations: Array<{ url: string; title: string }>,
   modelBodies: Array<Record<string, unknown>> = [],
   firstStep: Array<Record<string, unknown>> = [],
+  text = 'Here they are.',
 ): Promise<string> {
   const call = {
     type: 'function_call',
@@ -147,7 +149,6 @@ async function answerWith(
     arguments: '{}',
     status: 'completed',
   };
-  const text = 'Here they are.';
   const message = {
     type: 'message',
     id: 'm1',
@@ -187,6 +188,14 @@ async function answerWith(
           completed(first),
         ])
         : sse([
+          {
+            type: 'response.output_text.delta',
+            item_id: 'm1',
+            output_index: 0,
+            content_index: 0,
+            delta: text,
+            logprobs: [],
+          },
           { type: 'response.output_item.done', output_index: 0, item: message },
           completed([message]),
         ]),
@@ -218,6 +227,27 @@ Deno.test("a device's name cannot put an image or a link into the footer", async
   const footer = answer.slice(answer.indexOf('**Data used**'));
   ok(footer.includes(`](${DASHBOARD}/devices/${uuid})`), footer);
   assertEquals(liveSyntax(footer.replace(`](${DASHBOARD}/devices/${uuid})`, '')), [], footer);
+});
+
+Deno.test('a link that starts with the dashboard URL but leaves it stays no link', async () => {
+  // Regression: a prefix comparison kept `{dashboard_url}//evil.example/…`, which the dashboard
+  // rendered as a protocol-relative href that a ctrl-click followed off-site with the data.
+  const uuid = 'b0000000-0000-4000-8000-000000000001';
+  const escapes = [
+    `${DASHBOARD}//evil.example/?d=secret`,
+    `${DASHBOARD}/\\evil.example/?d=secret`,
+    `${DASHBOARD}/..//evil.example/?d=secret`,
+    `${DASHBOARD}@evil.example/devices/${uuid}`,
+  ];
+  const text = escapes.map((url, index) => `[row ${index}](${url}) or ${url}`).join('\n') +
+    `\n[Pixel](${DASHBOARD}/devices/${uuid}?d=secret)\n`;
+  const answer = await answerWith([], [], [], [], text);
+  for (const url of escapes) {
+    ok(!answer.includes(`](${url})`), answer);
+    ok(answer.includes(`\`${url}\``), answer);
+  }
+  ok(!/\]\([^)]*evil\.example/.test(answer), answer);
+  ok(answer.includes(`[Pixel](${DASHBOARD}/devices/${uuid})`), answer);
 });
 
 Deno.test("a cited page's title and URL cannot break out of the sources list", async () => {

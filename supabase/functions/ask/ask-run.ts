@@ -12,6 +12,7 @@ import type { Redactor } from '../_shared/redaction.ts';
 import { chooseAgent, loadAgents } from './agents.ts';
 import { createAnswerFilter } from './answer-filter.ts';
 import type { AskConfig } from './config.ts';
+import { dashboardLink } from './dashboard-links.ts';
 import type { CallerClient } from './data-api.ts';
 import type { AskEvent } from './event-stream.ts';
 import { buildInput, buildInstructions, type InputItem } from './instructions.ts';
@@ -67,8 +68,9 @@ export async function runAsk(input: AskRunInput): Promise<AskOutcome> {
   const redact = (text: string) => input.redactor.redactText(text);
   const filter = createAnswerFilter({
     redact,
-    isAllowedLink: (url) =>
-      url.startsWith(`${config.dashboardUrl}/`) || citations.has(url.replace(/[.,;:]+$/, '')),
+    linkTarget: (url) =>
+      dashboardLink(url, config.dashboardUrl) ??
+        (citations.has(url.replace(/[.,;:]+$/, '')) ? url : null),
   });
   // loadAgents answers [] on any failure, an abort included (the time cap can fire while the
   // registry is read): the signal is checked here, so an abort ends as 'aborted', never a throw.

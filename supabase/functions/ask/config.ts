@@ -29,8 +29,8 @@ const environmentSchema = z.object({
   ASSISTANT_MODEL_RETRIES: z.coerce.number().int().min(0).max(5).default(1),
   /** Offer the provider's built-in web_search tool (OpenAI; turn off for providers without it). */
   ASSISTANT_WEB_SEARCH: flag.default('1'),
-  /** Dashboard origin the answer links rows to ({dashboard_url}). */
-  ASSISTANT_DASHBOARD_URL: z.url().default('http://127.0.0.1:54323'),
+  /** Dashboard origin the answer links rows to ({dashboard_url}); served at its root. */
+  ASSISTANT_DASHBOARD_URL: z.url({ protocol: /^https?$/ }).default('http://127.0.0.1:54323'),
   /** HMAC key of the placeholders (>= 16 bytes); default derived from the service role key. */
   ASSISTANT_REDACTION_KEY: z.string().min(16).optional(),
 });
@@ -71,7 +71,8 @@ export async function readConfig(environment: Record<string, string | undefined>
     ratePerMinute: env.ASSISTANT_RATE_PER_MINUTE,
     modelRetries: env.ASSISTANT_MODEL_RETRIES,
     webSearch: env.ASSISTANT_WEB_SEARCH === '1',
-    dashboardUrl: env.ASSISTANT_DASHBOARD_URL.replace(/\/+$/, ''),
+    // The dashboard's routes sit at its root (dashboard-links.ts): only the origin counts.
+    dashboardUrl: new URL(env.ASSISTANT_DASHBOARD_URL).origin,
     redactionKey: env.ASSISTANT_REDACTION_KEY
       ? new TextEncoder().encode(env.ASSISTANT_REDACTION_KEY)
       : await deriveKey(env.SUPABASE_SERVICE_ROLE_KEY),

@@ -1,7 +1,9 @@
-// POST /functions/v1/ask/confirm {confirmation}: the client confirms a write the assistant
-// proposed as an `artifact` (001 §4.3). The database applies it as the caller, once: a
-// confirmation of another user, unknown or expired is 404 not_found (the same answer), a second
-// use 409 already_applied, a role without the edit capability 403 forbidden.
+// POST /functions/v1/ask/confirm {confirmation}: a person confirms a write the assistant proposed
+// as an `artifact` (001 §4.3). The database applies it as the caller, once, and only from a
+// dashboard session (docs/assistant.md "Writes"): any other token, an MCP client's OAuth token
+// among them, is 403 dashboard_session_required; a confirmation of another user, unknown or
+// expired is 404 not_found (the same answer), a second use 409 already_applied, a role without
+// the edit capability 403 forbidden.
 import type { Caller } from '../_shared/caller.ts';
 import { createCallerClient, dataOf, DataQueryError } from './data-api.ts';
 import { logEvent } from './log.ts';
@@ -39,6 +41,14 @@ export async function confirmWrite(
     }
     if (code === 'PT409') {
       return errorResponse(409, 'already_applied', 'This confirmation was already used.');
+    }
+    if (code === 'PT403') {
+      return errorResponse(
+        403,
+        'dashboard_session_required',
+        'A proposed change is confirmed by a person signed in to the dashboard, not with an ' +
+          "OAuth client's token.",
+      );
     }
     if (code === '42501') {
       return errorResponse(403, 'forbidden', 'Your role may not make this change.');

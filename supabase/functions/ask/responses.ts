@@ -10,6 +10,7 @@ export type AskErrorCode =
   | 'method_not_allowed'
   | 'not_found'
   | 'forbidden'
+  | 'dashboard_session_required'
   | 'already_applied'
   | 'rate_limited'
   | 'not_configured'

@@ -7,6 +7,7 @@
 // deno-lint-ignore no-import-prefix -- pinned npm: specifiers are the project's import rule
 import { z } from 'npm:zod@4.6.7';
 import type { Caller } from '../_shared/caller.ts';
+import { deviceLink, requestLink } from './dashboard-links.ts';
 import { type CallerClient, dataOf } from './data-api.ts';
 
 export interface ToolContext {
@@ -54,9 +55,9 @@ const STATUS_CLASSES: Record<string, number> = {
   none: 0,
 };
 
-const deviceUrl = (context: ToolContext, uuid: string) => `${context.dashboardUrl}/devices/${uuid}`;
+const deviceUrl = (context: ToolContext, uuid: string) => deviceLink(context.dashboardUrl, uuid);
 const requestUrl = (context: ToolContext, id: number | string) =>
-  `${context.dashboardUrl}/requests/${id}`;
+  requestLink(context.dashboardUrl, id);
 
 const isoDate = z.iso.datetime({ offset: true });
 
@@ -332,8 +333,14 @@ export const ASSISTANT_TOOLS: readonly AssistantTool[] = [
   proposeTag,
 ];
 
-/** The tools a caller is offered: those whose capability they hold. */
+/**
+ * The tools a caller is offered: those whose capability they hold. A write only proposes, and only
+ * a person in the dashboard confirms it (docs/assistant.md "Writes"), so a token issued to an OAuth
+ * client (an agent's: it names its client, or is one of the recorded API tokens) is offered none:
+ * it could never see one confirmed (OWASP LLM06, excessive agency).
+ */
 export function toolsFor(caller: Caller): AssistantTool[] {
   const held = new Set(caller.capabilities);
-  return ASSISTANT_TOOLS.filter((tool) => held.has(tool.requires));
+  const clientToken = caller.token.client_id !== null || caller.token.label !== null;
+  return ASSISTANT_TOOLS.filter((tool) => held.has(tool.requires) && !(tool.write && clientToken));
 }

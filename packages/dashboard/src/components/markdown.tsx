@@ -1,33 +1,31 @@
 // The small part of Markdown the assistant writes (docs/assistant.md): paragraphs, `-` lists,
 // **bold**, `code` and [links](url). Built as React elements from text, never as HTML, so an
-// answer cannot inject markup. Links: this dashboard's own (the assistant's "Data used" rows)
-// open in place; other http(s) links open in a new tab; anything else stays text.
+// answer cannot inject markup. Links (link-target.ts): this dashboard's own routes open in place,
+// with the href rebuilt from the parsed route; other http(s) links open in a new tab; anything
+// else stays text.
 import type { ReactNode } from 'react';
 import { followLink } from '../console/console-shell.tsx';
+import { linkTarget } from './link-target.ts';
 
 const INLINE = /\*\*([^*]+)\*\*|`([^`]+)`|\[([^\]]+)\]\(([^)\s]+)\)/g;
 
-function link(text: string, href: string, key: string): ReactNode {
-  let url: URL;
-  try {
-    url = new URL(href, window.location.origin);
-  } catch {
-    return text;
-  }
-  if (url.origin === window.location.origin) {
-    const path = `${url.pathname}${url.search}`;
+function link(text: string, destination: string, key: string): ReactNode {
+  const target = linkTarget(destination, window.location.origin);
+  if (target?.kind === 'route') {
     return (
-      <a key={key} href={path} onClick={(event) => followLink(event, path)}>
+      <a key={key} href={target.path} onClick={(event) => followLink(event, target.path)}>
         {text}
       </a>
     );
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return text;
-  return (
-    <a key={key} href={url.href} target="_blank" rel="noopener noreferrer">
-      {text}
-    </a>
-  );
+  if (target?.kind === 'external') {
+    return (
+      <a key={key} href={target.href} target="_blank" rel="noopener noreferrer">
+        {text}
+      </a>
+    );
+  }
+  return text;
 }
 
 function inline(text: string, prefix: string): ReactNode[] {

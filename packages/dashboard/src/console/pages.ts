@@ -8,6 +8,7 @@ export type ConsolePageId =
   | 'captures'
   | 'breakpoints'
   | 'assistant'
+  | 'approvals'
   | 'access';
 
 export type ConsolePage = {
@@ -46,6 +47,15 @@ export const CONSOLE_PAGES: readonly ConsolePage[] = [
   },
   // The assistant answers from what the caller may read (docs/assistant.md), so anyone may ask.
   { id: 'assistant', path: '/assistant', label: 'Assistant', shortcut: 'a', visible: () => true },
+  // The farm calls the person's AI clients wait to run (docs/farm.md "Gating"): theirs to decide
+  // with farm:edit, the capability the database asks of a decision.
+  {
+    id: 'approvals',
+    path: '/approvals',
+    label: 'Approvals',
+    shortcut: 'p',
+    visible: (access) => can(access, 'farm', 'edit'),
+  },
   // Own grants and tokens for everyone; the admin sections inside depend on capabilities.
   { id: 'access', path: '/access', label: 'Access', shortcut: 'x', visible: () => true },
 ];

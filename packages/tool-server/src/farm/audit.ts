@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { CallerProfile } from '../mcp/caller-profile.ts';
 import type { Database } from '../store/database.ts';
+import { redactCommandCredentials } from './command-credentials.ts';
 
 export type AuditEvent = 'asked' | 'refused' | 'ran' | 'failed';
 
@@ -25,11 +26,24 @@ const LOGGED_STRING_LIMIT = 2_048;
 /**
  * Arguments as the log keeps them: a string over the limit, or a top-level argument the tool
  * names as digested (text typed into a page may be a password), becomes its length and SHA-256,
- * so the record still identifies exactly what ran without keeping the text itself.
+ * so the record still identifies exactly what ran without keeping the text itself. A string
+ * carrying a credential it recognises (`curl -u user:password`, `PGPASSWORD=…`, URL user
+ * information; command-credentials.ts) is kept as a redacted preview beside the length and
+ * SHA-256 of the exact text, which an admin holding a command can match.
  */
 export function argumentsForLog(value: unknown, digested: readonly string[] = []): unknown {
   if (typeof value === 'string' && value.length > LOGGED_STRING_LIMIT) {
     return { omitted: 'long string', length: value.length, sha256: sha256Hex(value) };
+  }
+  if (typeof value === 'string') {
+    const preview = redactCommandCredentials(value);
+    if (preview === value) return value;
+    return {
+      omitted: 'credentials redacted',
+      preview,
+      length: value.length,
+      sha256: sha256Hex(value),
+    };
   }
   if (digested.length > 0 && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     return Object.fromEntries(

@@ -6,7 +6,7 @@ import type { ToolCall } from '../mcp/tool-definition.ts';
 import type { AppInstaller } from './apps/app-installer.ts';
 import type { FarmAudit } from './audit.ts';
 import type { BrowserSessions } from './browser/browser-sessions.ts';
-import type { FarmConfirmations } from './confirmations.ts';
+import type { FarmPendingActions } from './pending-actions.ts';
 import type { ShellSandbox } from './shell/shell-sandbox.ts';
 
 /** How farm traffic is labelled in `entries.payload.source` (001 §2.2 device_status.source). */
@@ -34,7 +34,10 @@ export interface FarmDevices {
 export interface Farm {
   config: FarmConfig;
   devices: FarmDevices;
-  confirmations: FarmConfirmations;
+  /** Destructive calls awaiting a person (docs/farm.md "Gating"). */
+  pendingActions: FarmPendingActions;
+  /** The dashboard page where a person approves or denies them (`{dashboard_url}/approvals`). */
+  approvalsUrl: string;
   audit: FarmAudit;
   shell: ShellSandbox;
   /** browser_cdp's sandboxed Chromium sessions on this host (docs/farm.md "Browser"). */

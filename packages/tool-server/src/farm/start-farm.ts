@@ -1,22 +1,28 @@
-// Builds the farm of this tool server from its settings (docs/farm.md): the gating state, the
-// farm's devices on the capture proxy, and the parts the farm tools drive. close() ends every
-// sandbox, browser and adb session it started (server shutdown).
+// Builds the farm of this tool server from its settings (docs/farm.md): the gating state (and the
+// dashboard page where a person approves), the farm's devices on the capture proxy, and the parts
+// the farm tools drive. close() ends every sandbox, browser and adb session it started (server
+// shutdown).
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../config.ts';
 import type { Database } from '../store/database.ts';
 import { AndroidFarm } from './android/android-farm.ts';
 import { FarmAudit } from './audit.ts';
 import { BrowserSessions } from './browser/browser-sessions.ts';
-import { FarmConfirmations } from './confirmations.ts';
 import type { Farm } from './farm.ts';
 import { ProxyFarmDevices } from './farm-devices.ts';
+import { FarmPendingActions } from './pending-actions.ts';
 import { ShellSandbox } from './shell/shell-sandbox.ts';
 
 export interface RunningFarm extends Farm {
   close(): Promise<void>;
 }
 
-export function startFarm(config: FarmConfig, db: Database, logger: Logger): RunningFarm {
+export function startFarm(
+  config: FarmConfig,
+  db: Database,
+  logger: Logger,
+  options: { dashboardUrl: string },
+): RunningFarm {
   const farmLogger = logger.child({ component: 'farm' });
   const shell = new ShellSandbox(config, farmLogger);
   const android = new AndroidFarm({
@@ -36,7 +42,8 @@ export function startFarm(config: FarmConfig, db: Database, logger: Logger): Run
   return {
     config,
     devices,
-    confirmations: new FarmConfirmations(db, config.confirmationTtlSeconds),
+    pendingActions: new FarmPendingActions(db, config.confirmationTtlSeconds),
+    approvalsUrl: `${options.dashboardUrl}/approvals`,
     audit: new FarmAudit(db),
     shell,
     browsers,

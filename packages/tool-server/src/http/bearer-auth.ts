@@ -40,26 +40,45 @@ function unauthorized(origin: string, presented: boolean, description: string): 
   });
 }
 
-export async function verifyCaller(
-  db: Database,
+/** A token we signed, for this host, unexpired; whether it is still live is not yet known. */
+export interface SignedToken {
+  token: string;
+  resource: string;
+  claims: Record<string, unknown>;
+}
+
+/**
+ * The signature, audience and issuer checks: no I/O, so admission (docs/tool-server.md "Fair
+ * use") can run between this and the store lookup of confirmTokenLive().
+ */
+export async function verifyTokenSignature(
   authorization: string | undefined,
   origin: string,
   secret: Uint8Array,
-): Promise<VerifiedCaller> {
+): Promise<SignedToken> {
   const token = bearerToken(authorization);
   if (!token) throw unauthorized(origin, false, 'An access token is required');
   const resource = canonicalResource(origin) ?? origin;
-  let claims: Record<string, unknown>;
   try {
     // RFC 8707: for this host, and issued by it (each host is its own issuer, 001 §4.1).
-    ({ payload: claims } = await jwtVerify(token, secret, {
+    const { payload } = await jwtVerify(token, secret, {
       algorithms: ['HS256'],
       audience: resource,
       issuer: origin,
-    }));
+    });
+    return { token, resource, claims: payload };
   } catch {
     throw unauthorized(origin, true, 'The access token is invalid, expired or not for this server');
   }
+}
+
+/** The signed token's jti is a live OAuth token of a live account that it names. */
+export async function confirmTokenLive(
+  db: Database,
+  signed: SignedToken,
+  origin: string,
+): Promise<VerifiedCaller> {
+  const { token, resource, claims } = signed;
   const jti = typeof claims.jti === 'string' ? claims.jti : '';
   const rows = await db.query<{ user_id: string; client_id: string | null; scopes: string[] }>(
     // A banned or deleted account's tokens stop at once, not at their exp.

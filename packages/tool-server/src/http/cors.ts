@@ -1,7 +1,10 @@
-// CORS for the two kinds of routes. Public OAuth and MCP routes are called by browser-based MCP
-// clients with bearer tokens (never cookies), so any origin may read them, and they expose
-// WWW-Authenticate so such a client can find the resource metadata after a 401. The dashboard's
-// routes (consent, grants, session exchange) answer only the dashboard's origin.
+// CORS for the two kinds of routes. Public OAuth routes (discovery, registration, token,
+// revocation) are called by browser-based MCP clients with bearer tokens (never cookies), so any
+// origin may read them. The MCP endpoint answers only the origins its Origin check serves (ours
+// and the dashboard's; MCP transports 2025-11-25), so a preflight never invites a request that
+// the check then refuses; the dashboard's routes (consent, grants, session exchange) answer only
+// the dashboard's origin. Both expose WWW-Authenticate, so a client can find the resource
+// metadata after a 401.
 
 const ALLOWED_HEADERS = [
   'authorization',
@@ -15,7 +18,7 @@ const ALLOWED_HEADERS = [
 ].join(', ');
 const EXPOSED_HEADERS = 'www-authenticate, mcp-session-id, mcp-protocol-version, retry-after';
 
-export type CorsPolicy = { kind: 'public' } | { kind: 'dashboard'; origin: string };
+export type CorsPolicy = { kind: 'public' } | { kind: 'listed'; origins: readonly string[] };
 
 export function corsHeaders(
   policy: CorsPolicy,
@@ -27,9 +30,9 @@ export function corsHeaders(
       'access-control-expose-headers': EXPOSED_HEADERS,
     };
   }
-  if (requestOrigin !== policy.origin) return { vary: 'origin' };
+  if (!requestOrigin || !policy.origins.includes(requestOrigin)) return { vary: 'origin' };
   return {
-    'access-control-allow-origin': policy.origin,
+    'access-control-allow-origin': requestOrigin,
     'access-control-expose-headers': EXPOSED_HEADERS,
     vary: 'origin',
   };

@@ -3,7 +3,8 @@
 // Server per request whose tools/list is computed for the caller (so its cache scope is private)
 // and whose tools/call runs as the caller. Hand-written beside the SDK: the tool list per caller,
 // the 2025-era GET listen stream (listen-streams.ts) and the cross-instance deploy bus
-// (deploy-announcer.ts).
+// (deploy-announcer.ts). A tools/call admitted by the fair-use gate (tool-call-gate.ts) counts in
+// flight until it has run.
 import {
   createMcpHandler,
   type McpHttpHandler,
@@ -14,6 +15,7 @@ import {
 import type { Logger } from 'pino';
 import { PRODUCT_NAME } from '../oauth/metadata.ts';
 import type { CallerProfile } from './caller-profile.ts';
+import type { AdmissionTicket } from './tool-call-admission.ts';
 import { callTool, listToolsFor } from './tool-calls.ts';
 import type { ToolCall } from './tool-definition.ts';
 import { currentWidgets, WIDGET_MIME_TYPE, widgetForUri } from './widgets.ts';
@@ -34,7 +36,11 @@ function stringOrUndefined(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function buildServer(caller: CallerProfile, options: McpEndpointOptions): Server {
+function buildServer(
+  caller: CallerProfile,
+  ticket: AdmissionTicket | undefined,
+  options: McpEndpointOptions,
+): Server {
   const server = new Server(
     { name: PRODUCT_NAME, version: options.buildNumber, title: 'Capture platform' },
     {
@@ -44,17 +50,26 @@ function buildServer(caller: CallerProfile, options: McpEndpointOptions): Server
   );
   const call = options.toolCallFor(caller);
   server.setRequestHandler('tools/list', () => listToolsFor(call));
-  server.setRequestHandler('tools/call', (request, context) =>
-    callTool(request.params.name, request.params.arguments, call, options.logger, {
-      // Only on 2026-07-28 requests (their envelope declares the client's capabilities): a
-      // stateless 2025-era request has no way to carry the user's answer back.
-      supported:
-        context.mcpReq.envelope !== undefined &&
-        server.getClientCapabilities()?.elicitation !== undefined,
-      responses: context.mcpReq.inputResponses,
-      requestState: stringOrUndefined(context.mcpReq.requestState?.()),
-    }),
-  );
+  server.setRequestHandler('tools/call', async (request, context) => {
+    // Admitted calls count in flight while they run; one not admitted (its exchange already over)
+    // is not run.
+    if (ticket && !ticket.begin()) {
+      throw new ProtocolError(ProtocolErrorCode.InternalError, 'This tool call was not admitted.');
+    }
+    try {
+      return await callTool(request.params.name, request.params.arguments, call, options.logger, {
+        // Only on 2026-07-28 requests (their envelope declares the client's capabilities): a
+        // stateless 2025-era request has no way to carry the user's answer back.
+        supported:
+          context.mcpReq.envelope !== undefined &&
+          server.getClientCapabilities()?.elicitation !== undefined,
+        responses: context.mcpReq.inputResponses,
+        requestState: stringOrUndefined(context.mcpReq.requestState?.()),
+      });
+    } finally {
+      ticket?.end();
+    }
+  });
   server.setRequestHandler('resources/list', () => ({
     resources: currentWidgets().map((widget) => ({
       uri: widget.uri,
@@ -93,7 +108,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpHttpHandler {
     (context) => {
       const caller = context.authInfo?.extra?.caller as CallerProfile | undefined;
       if (!caller) throw new Error('the MCP endpoint was reached without a verified caller');
-      return buildServer(caller, options);
+      const ticket = context.authInfo?.extra?.admission as AdmissionTicket | undefined;
+      return buildServer(caller, ticket, options);
     },
     { onerror: (error) => options.logger.debug({ err: error }, 'mcp request refused') },
   );

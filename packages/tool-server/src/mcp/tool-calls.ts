@@ -7,11 +7,11 @@ import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import {
-  ConfirmationRequiredSchema,
-  callFarmTool,
+  ApprovalRequiredSchema,
   type ElicitationRound,
-  withConfirmation,
-} from '../farm/farm-gate.ts';
+  withPendingAction,
+} from '../farm/approval-gate.ts';
+import { callFarmTool } from '../farm/farm-gate.ts';
 import type { CallerProfile } from './caller-profile.ts';
 import { TOOL_CATALOG } from './tool-catalog.ts';
 import { capabilityName, type ToolCall, type ToolDefinition } from './tool-definition.ts';
@@ -37,19 +37,19 @@ function describeTool(tool: ToolDefinition) {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: jsonSchemaOf(gated ? withConfirmation(tool.input) : tool.input, 'input'),
+    inputSchema: jsonSchemaOf(gated ? withPendingAction(tool.input) : tool.input, 'input'),
     outputSchema: gated ? gatedOutputSchema(tool.output) : jsonSchemaOf(tool.output, 'output'),
     annotations: { title: tool.title, ...tool.annotations },
     ...(uri ? { _meta: { ui: { resourceUri: uri } } } : {}),
   };
 }
 
-/** A confirm-gated tool's answer to its first call: the output schema lists it beside the result. */
+/** A confirm-gated tool's answer while a person has not approved: listed beside the result. */
 function gatedOutputSchema(output: z.ZodObject): ObjectSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(
-    z.union([ConfirmationRequiredSchema, output]),
-    { io: 'output', unrepresentable: 'any' },
-  );
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(z.union([ApprovalRequiredSchema, output]), {
+    io: 'output',
+    unrepresentable: 'any',
+  });
   return { ...rest, type: 'object' };
 }
 
@@ -107,5 +107,7 @@ export async function callTool(
   if (!mayUse(call.caller, tool)) return toolErrorResult(permissionDenied(tool));
   const parsed = parseArguments(tool.input, rawArguments);
   if (!parsed.ok) return toolErrorResult(parsed.error);
-  return resultOf(tool, await runTool(tool, parsed.args, call, logger));
+  const lane = tool.lane?.(parsed.args) ?? 'standard';
+  const inLane: ToolCall = { ...call, asCaller: (work) => call.asCaller(work, lane) };
+  return resultOf(tool, await runTool(tool, parsed.args, inLane, logger));
 }

@@ -4,6 +4,7 @@
 import type pg from 'pg';
 import type { z } from 'zod';
 import type { Farm } from '../farm/farm.ts';
+import type { PoolLane } from '../store/pool-slots.ts';
 import type { CallerProfile } from './caller-profile.ts';
 import type { ToolError } from './tool-error.ts';
 
@@ -22,8 +23,11 @@ export interface ToolAnnotations {
 /** What a running tool may use. */
 export interface ToolCall {
   caller: CallerProfile;
-  /** Runs `work` in one transaction as the caller (RLS and has_capability apply). */
-  asCaller<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction as the caller (RLS and has_capability apply), its connection
+   * taken in `lane` of the tool pool (standard unless given).
+   */
+  asCaller<T>(work: (client: pg.PoolClient) => Promise<T>, lane?: PoolLane): Promise<T>;
   /** Replaces secrets in captured traffic (shared with the assistant). */
   redact(payload: unknown): Promise<unknown>;
   /** The PAC URL of a device port, or null where the deployment has no proxy. */
@@ -51,17 +55,23 @@ export interface ToolDefinition<
   requires: Capability;
   /** The widget that shows this tool's result (MCP Apps), by name. */
   widget?: string;
+  /**
+   * Which share of the tool pool a call's queries wait in (docs/tool-server.md "Fair use"): the
+   * search lane for calls on the expensive search path; standard when absent.
+   */
+  lane?(args: z.output<Input>): PoolLane;
   /** A farm tool: listed only where the farm is configured, and every call is audited. */
   farm?: boolean;
   /**
    * Destructive calls are confirm-gated (001 §4.1, docs/farm.md "Gating"): for arguments this
    * answers a plain description of what would run, the first call runs nothing and returns a
-   * confirmation bound to the caller, the tool and these exact arguments; null runs at once.
+   * pending action, bound to the caller's grant, the tool and these exact arguments, that runs
+   * once a person approves it; null runs at once.
    * `call` is for naming where it would run (the farm host), not for deciding.
    */
   confirm?(args: z.output<Input>, call: ToolCall): string | null;
   /**
-   * Refuses a call before anything else happens, confirmations included (a capability one
+   * Refuses a call before anything else happens, pending actions included (a capability one
    * action needs beyond the tool's own): answers the refusal, or null to go on.
    */
   refuse?(call: ToolCall, args: z.output<Input>): ToolError | null;

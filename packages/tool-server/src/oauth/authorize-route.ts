@@ -10,7 +10,7 @@ import type { OAuthClient } from './clients.ts';
 import { OAuthError, storeUnavailable } from './oauth-error.ts';
 import { isWellFormedChallenge } from './pkce.ts';
 import { buildRedirectUrl } from './redirect-response.ts';
-import { matchesRegisteredRedirect } from './redirect-uris.ts';
+import { matchesRegisteredRedirect, redirectUriProblem } from './redirect-uris.ts';
 import { namesThisResource } from './resource.ts';
 import { DASHBOARD_SCOPE } from './scope.ts';
 import { generateSecret } from './secrets.ts';
@@ -39,6 +39,14 @@ async function resolveClientAndRedirect(
     throw new OAuthError(
       'invalid_request',
       'The redirect_uri is not one this application registered, so the sign-in cannot continue.',
+    );
+  }
+  // Registrations made before the policy tightened (an OS handler scheme) are not honoured.
+  if (redirectUriProblem(redirectUri)) {
+    throw new OAuthError(
+      'invalid_request',
+      'The redirect_uri is one this server no longer sends people to, so the sign-in cannot ' +
+        'continue.',
     );
   }
   return { client, redirectUri };

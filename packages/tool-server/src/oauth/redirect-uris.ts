@@ -1,41 +1,43 @@
 // The one redirect-URI policy, used by /register, /authorize, /token and metadata documents alike
-// (a client registered with a URI must never be refused it later).
+// (a client registered with a URI must never be refused it later, unless the policy itself
+// tightened: /authorize checks it again).
 //
 // Accepted at registration (001 §2.1, RFC 8252, OAuth 2.1 §2.3):
 // - any `https://` URI without userinfo or fragment;
 // - `http://` only on loopback: `127.0.0.1`, `[::1]` and `localhost` (RFC 8252 §7.3; `localhost`
 //   is NOT RECOMMENDED by §8.3 but is what Claude Code and Cursor register);
-// - private-use URI schemes (RFC 8252 §7.1: `cursor://…`, `vscode://…`, `com.example.app:/cb`),
-//   because desktop clients register them beside their https/loopback URIs and refusing one fails
-//   the whole registration. PKCE S256 binds the code to the client instance that started the flow
-//   (RFC 8252 §8.1), so another app claiming the scheme gets a useless code; the consent page
-//   names the target. Schemes a browser or OS would handle itself (javascript:, data:, file:, …)
-//   are refused.
+// - private-use URI schemes as RFC 8252 §7.1 defines them, a reverse domain name
+//   (`com.example.app:/cb`), plus the few editors' schemes in EDITOR_SCHEMES (`cursor://…`,
+//   `vscode://…`), because desktop clients register them beside their https/loopback URIs and
+//   refusing one fails the whole registration. PKCE S256 binds the code to the client instance
+//   that started the flow (RFC 8252 §8.1), so another app claiming the scheme gets a useless code;
+//   the consent page names the target. Every other scheme is refused: the browser or the OS
+//   would act on it itself (javascript:, file:, search-ms:, ms-officecmd:, shell:, jar:, …).
 // Matching is exact string comparison, except that a loopback `http://` URI matches on any port
 // (RFC 8252 §7.3); scheme, host, path and query must still be identical.
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
-/** Schemes that would run or read something locally instead of reaching the client. */
-const REFUSED_SCHEMES = new Set([
-  'javascript',
-  'data',
-  'file',
-  'blob',
-  'about',
-  'vbscript',
-  'filesystem',
-  'view-source',
-  'chrome',
-  'chrome-extension',
-  'ws',
-  'wss',
-  'ftp',
-  'mailto',
-  'tel',
-  'sms',
-  'intent',
+/**
+ * Private-use schemes of MCP clients that predate §7.1's reverse-domain rule, by the clients'
+ * own registrations: Cursor, VS Code (and Insiders), Windsurf, Zed and Claude's desktop app.
+ * Each names one application, never an OS handler; a new client is a new line here.
+ */
+const EDITOR_SCHEMES = new Set([
+  'cursor',
+  'vscode',
+  'vscode-insiders',
+  'windsurf',
+  'zed',
+  'claude',
 ]);
+
+/**
+ * RFC 8252 §7.1: a reverse domain name, so at least two labels, the first a top-level domain
+ * (letters only). OS handlers are single words or hyphenated (`search-ms`, `ms-officecmd`,
+ * `x-apple.systempreferences`) and fail it.
+ */
+const REVERSE_DOMAIN_SCHEME = /^[a-z]{2,63}(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
 export type RedirectUriProblem = string;
 
@@ -70,9 +72,11 @@ export function redirectUriProblem(value: string): RedirectUriProblem | undefine
       ? undefined
       : 'uses http on a host that is not loopback (only 127.0.0.1, [::1] and localhost may)';
   }
-  if (REFUSED_SCHEMES.has(scheme)) return `uses the scheme ${scheme}:, which cannot be a redirect`;
-  // RFC 8252 §7.1: a private-use scheme, ideally a reverse domain name; any RFC 3986 scheme here.
-  return undefined;
+  if (EDITOR_SCHEMES.has(scheme) || REVERSE_DOMAIN_SCHEME.test(scheme)) return undefined;
+  return (
+    `uses the scheme ${scheme}:, which is neither https, loopback http, a reverse-domain ` +
+    'private-use scheme (RFC 8252 §7.1) nor a known editor scheme'
+  );
 }
 
 function isLoopbackHttp(url: URL): boolean {

@@ -1,9 +1,11 @@
 // The tool server's Postgres pool and the one place store failures are classified: an outage
 // (refused or dropped connection, timeouts, a server shutting down or full) becomes
 // StoreUnavailableError, which the OAuth endpoints answer with 503 + Retry-After (001 §7); any
-// other failure is a genuine fault (500).
+// other failure is a genuine fault (500). A pool with a fair queue hands out its connections
+// round-robin per caller (pool-slots.ts, docs/tool-server.md "Fair use").
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { PoolBusyError, type PoolLane, PoolSlots } from './pool-slots.ts';
 
 export class StoreUnavailableError extends Error {
   constructor(cause: unknown) {
@@ -37,7 +39,7 @@ function isOutageSqlState(code: string): boolean {
 }
 
 export function isStoreOutage(error: unknown): boolean {
-  if (error instanceof StoreUnavailableError) return true;
+  if (error instanceof StoreUnavailableError || error instanceof PoolBusyError) return true;
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && (OUTAGE_ERRNOS.has(code) || isOutageSqlState(code))) return true;
@@ -53,23 +55,36 @@ export interface Database {
   /**
    * A transaction run as the API caller, exactly as PostgREST runs a request: role
    * `authenticated`, the token's claims in `request.jwt.claims` (so auth.uid(), RLS and
-   * has_capability see the caller) and the API's statement timeout (001 §8: 8 s).
+   * has_capability see the caller) and the API's statement timeout (001 §8: 8 s). With a fair
+   * queue, the connection waits for the caller's (`sub`) turn, in `lane`.
    */
   asCaller<T>(
     claims: Record<string, unknown>,
     work: (client: pg.PoolClient) => Promise<T>,
+    lane?: PoolLane,
   ): Promise<T>;
   close(): Promise<void>;
 }
 
-export function createDatabase(
-  url: string,
-  logger: Logger,
-  options: { timeoutMs: number },
-): Database {
+export interface DatabaseOptions {
+  timeoutMs: number;
+  /** Connections at most (default 10). */
+  max?: number;
+  /** Hand the connections out through a fair queue (PoolSlots) with these limits. */
+  fairQueue?: { searchSlots: number; waitMs: number };
+}
+
+/** Who waits for a connection taken without a caller: the server's own work. */
+const SERVER_QUEUE = '';
+
+export function createDatabase(url: string, logger: Logger, options: DatabaseOptions): Database {
+  const max = options.max ?? 10;
+  // As many slots as connections: a connection is only asked for once a slot is granted, so the
+  // pool's own first-come queue stays empty.
+  const slots = options.fairQueue && new PoolSlots({ slots: max, ...options.fairQueue });
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    max,
     // Fail fast when Postgres is away, so the answer comes within the endpoint deadline.
     connectionTimeoutMillis: Math.min(2_000, options.timeoutMs),
     query_timeout: options.timeoutMs,
@@ -84,35 +99,58 @@ export function createDatabase(
     throw isStoreOutage(error) ? new StoreUnavailableError(error) : error;
   };
 
+  /** A slot first (when the pool has a fair queue), and only then a connection. */
+  const withSlot = async <T>(queue: string, lane: PoolLane, work: () => Promise<T>) => {
+    const release = await slots?.acquire(queue, lane);
+    try {
+      return await work();
+    } finally {
+      release?.();
+    }
+  };
+
+  const transactionIn = async <T>(
+    queue: string,
+    lane: PoolLane,
+    work: (client: pg.PoolClient) => Promise<T>,
+  ): Promise<T> => {
+    try {
+      return await withSlot(queue, lane, async () => {
+        const client = await pool.connect();
+        let broken: Error | undefined;
+        try {
+          await client.query('begin');
+          const result = await work(client);
+          await client.query('commit');
+          return result;
+        } catch (error) {
+          await client.query('rollback').catch((rollbackError: Error) => {
+            broken = rollbackError;
+          });
+          throw error;
+        } finally {
+          // A connection whose rollback failed is destroyed rather than returned to the pool.
+          client.release(broken);
+        }
+      });
+    } catch (error) {
+      return classify(error);
+    }
+  };
+
   const database: Database = {
     async query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]) {
       try {
-        return (await pool.query<Row>(text, values)).rows;
-      } catch (error) {
-        return classify(error);
-      }
-    },
-    async transaction<T>(work: (client: pg.PoolClient) => Promise<T>) {
-      let client: pg.PoolClient | undefined;
-      let broken: Error | undefined;
-      try {
-        client = await pool.connect();
-        await client.query('begin');
-        const result = await work(client);
-        await client.query('commit');
-        return result;
-      } catch (error) {
-        await client?.query('rollback').catch((rollbackError: Error) => {
-          broken = rollbackError;
+        return await withSlot(SERVER_QUEUE, 'standard', async () => {
+          return (await pool.query<Row>(text, values)).rows;
         });
+      } catch (error) {
         return classify(error);
-      } finally {
-        // A connection whose rollback failed is destroyed rather than returned to the pool.
-        client?.release(broken);
       }
     },
-    asCaller(claims, work) {
-      return database.transaction(async (client) => {
+    transaction: (work) => transactionIn(SERVER_QUEUE, 'standard', work),
+    asCaller(claims, work, lane = 'standard') {
+      return transactionIn(String(claims.sub ?? ''), lane, async (client) => {
         await client.query(
           `select set_config('role', 'authenticated', true),
                   set_config('request.jwt.claims', $1, true),

@@ -32,7 +32,8 @@ export const androidInstallApp = defineTool({
     'Installs an APK on a farm Android device through adb: from apk_url (http/https, fetched ' +
     'through the capture proxy, so the download is captured under your farm device) or from ' +
     'apk_base64 (an upload, under 3 MiB; larger APKs go by URL). The package name, versionCode and versionName are ' +
-    "read from the APK before installing; answers them and the device's outcome. Must be confirmed.",
+    "read from the APK before installing; answers them and the device's outcome. Runs only " +
+    'once a person approves it (in the dashboard, or in your client when it asks them).',
   input: z.object({
     device_uuid: deviceUuid,
     apk_url: z.string().max(4096).optional().describe('Where to fetch the APK (http or https).'),
@@ -125,7 +126,7 @@ export const androidUninstallApp = defineTool({
   title: 'Uninstall an Android app from a farm device',
   description:
     'Uninstalls a package (with its data) from a farm Android device through adb uninstall. ' +
-    'Must be confirmed.',
+    'Runs only once a person approves it (in the dashboard, or in your client when it asks them).',
   input: z.object({
     device_uuid: deviceUuid,
     package: z

@@ -35,7 +35,7 @@ const Input = z.object({
       'open: a new session (optionally loading url). navigate: load url. click / type: an ' +
         'element by selector or ref. read_text: the visible text. accessibility_tree: roles, ' +
         'names and refs. screenshot: a PNG. evaluate: run script in the page (needs ' +
-        'confirmation and the farm_scripts capability). close: end the session.',
+        "a person's approval and the farm_scripts capability). close: end the session.",
     ),
   session_id: z
     .string()
@@ -250,7 +250,7 @@ export const browserCdp = defineTool({
     'text or the accessibility tree, take a screenshot (image content), close. Every request ' +
     'the browser makes goes through the capture proxy and is recorded under your farm browser ' +
     'device (source cdp). Sessions end after a few idle minutes. evaluate runs script in the ' +
-    'page: it must be confirmed and needs the farm_scripts capability.',
+    'page: it runs only once a person approves it, and needs the farm_scripts capability.',
   input: Input,
   output: Output,
   annotations: {
@@ -273,8 +273,8 @@ export const browserCdp = defineTool({
     const { data, ...shown } = output.screenshot;
     return { output: { ...output, screenshot: shown }, images: [{ data, mimeType: 'image/png' }] };
   },
-  // Before any confirmation is handed out: a confirmation for a script the caller may not run
-  // would only be refused later.
+  // Before any pending action is asked: a person approving a script the caller may not run
+  // would see it refused later.
   refuse(call, args) {
     if (args.action !== 'evaluate' || call.caller.capabilities.has('farm_scripts:edit')) {
       return null;

@@ -39,7 +39,8 @@ export const farmRunShell = defineTool({
     'Runs one command in a throwaway sandbox on a farm host: read-only system, private ' +
     'writable /scratch, no access to the platform, network none or only through the capture ' +
     'proxy; limits on wall time, CPU, memory, processes and output. Answers exit code, stdout, ' +
-    'stderr (truncation flagged) and duration. Every call must be confirmed.',
+    'stderr (truncation flagged) and duration. Every call runs only once a person approves ' +
+    'it (in the dashboard, or in your client when it asks them); you cannot approve it.',
   input: Input,
   output: z.object({
     exit_code: z.number().int().nullable(),

@@ -63,6 +63,9 @@ export const inspectRequests = defineTool({
   },
   requires: { section: 'entries', action: 'view' },
   widget: 'request-detail',
+  // A substring search of host, path and url is the trigram path: several times the cost of a
+  // page by device, host or time (docs/tool-server.md, "Benchmark").
+  lane: (args) => (args.id === undefined && args.search !== undefined ? 'search' : 'standard'),
   async run(call, args) {
     if (args.id !== undefined) {
       const row = await call.asCaller(async (client) => {
