@@ -337,13 +337,10 @@ describe('request and body handling', () => {
     collect();
     const baseline = process.memoryUsage().arrayBuffers;
     let peak = 0;
-    // Every sample is a full GC, which pauses the proxy too (it runs in this process): sampled
-    // every 50 ms on a busy CI machine the stream crawled past curl's time limit. A body held in
-    // buffers stays held, so sampling four times a second still sees it.
     const sampler = setInterval(() => {
       collect();
       peak = Math.max(peak, process.memoryUsage().arrayBuffers);
-    }, 250);
+    }, 50);
     const result = await curl([
       '-x',
       proxyUrl,
