@@ -77,8 +77,8 @@ export interface ProxyOptions {
   managementPort?: number;
   host?: string;
   /**
-   * LAN mode (issue 26): every listener also binds this address, which phones on the LAN reach;
-   * the set-up pages and PAC files by IP name it.
+   * LAN mode (docs/devices.md): every listener also binds this address, which phones on the LAN
+   * reach; the set-up pages and PAC files by IP name it.
    */
   lanAddress?: string;
   writer: CaptureWriter;
@@ -127,7 +127,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const bindHost = options.host ?? '127.0.0.1';
   const allowlist = new AddressList(options.allowlist);
   const destinations = new DestinationPolicy(options.destinations);
-  // Says which setting would allow it (issue 26): a developer's own local server is refused by
+  // Says which setting would allow it: a developer's own local server is refused by
   // default, and the fix is one flag away.
   const refuseDestination = (host: string) =>
     `destination ${host} is not allowed by this proxy (PROXY_DESTINATIONS; the local stack: ` +

@@ -1,10 +1,10 @@
-// Setting a device up (issue 26) against a real Postgres and real sockets, with loopback aliases
-// standing in for the LAN: the proxy binds 127.0.0.1 and its "LAN address" 127.0.0.3, the phone
-// is 127.0.0.4 and a stranger on the same network 127.0.0.5. Ports for devices made by SQL before
-// the pool existed, PAC files by IP naming the address the client reached, the set-up link that
-// binds the device's port to the phone (and nothing else does), the live check over Server-Sent
-// Events (first request, its kind, a refused CA), the fixed host capture.invalid through the
-// proxy, and the pages' security headers.
+// Setting a device up (docs/devices.md) against a real Postgres and real sockets, with loopback
+// aliases standing in for the LAN: the proxy binds 127.0.0.1 and its "LAN address" 127.0.0.3, the
+// phone is 127.0.0.4 and a stranger on the same network 127.0.0.5. Ports for devices made by SQL
+// before the pool existed, PAC files by IP naming the address the client reached, the set-up link
+// that binds the device's port to the phone (and nothing else does), the live check over
+// Server-Sent Events (first request, its kind, a refused CA), the fixed host capture.invalid
+// through the proxy, and the pages' security headers.
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';

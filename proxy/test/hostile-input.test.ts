@@ -389,7 +389,8 @@ describe('management URLs under address variants', () => {
     const range = await findFreePortRange(1);
     const squatter = net.createServer();
     await new Promise<void>((resolve) => squatter.listen(range.start, '127.0.0.1', resolve));
-    // The device takes a port of the pool when it is made (issue 26); it is moved to the busy one.
+    // The device takes a port of the pool when it is made (docs/devices.md); it is moved to the
+    // busy one.
     await pool.query(
       `insert into auth.users (instance_id, id, aud, role, email) values
          ('00000000-0000-0000-0000-000000000000', 'ad000000-0000-4000-8000-00000000f001',

@@ -258,7 +258,7 @@ revoke execute on function private.issue_device_setup_link(uuid, interval, uuid)
 grant execute on function private.issue_device_setup_link(uuid, interval, uuid) to service_role;
 
 -- The dashboard's "Set up" QR code: for callers who may edit the device (its owner, or an admin).
--- A farm device's port stays with its farm host (issue 16), so it has no set-up link.
+-- A farm device's port stays with its farm host (docs/farm.md), so it has no set-up link.
 create function public.create_device_setup_link(device_uuid uuid)
 returns jsonb
 language plpgsql

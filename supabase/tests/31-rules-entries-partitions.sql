@@ -127,7 +127,7 @@ select is(array(select r.prrelid::regclass::text from pg_publication_rel r
   array['breakpoint_events', 'device_status', 'devices', 'entries', 'farm_pending_actions',
         'service_stats', 'service_status'],
   'realtime publishes entries, devices, device_status, breakpoint_events, the farm''s pending '
-  'actions (issue 27: the Approvals page) and the two feed rows');
+  'actions (the Approvals page) and the two feed rows');
 
 select * from finish();
 rollback;

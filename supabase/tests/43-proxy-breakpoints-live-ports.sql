@@ -108,7 +108,7 @@ insert into public.devices (uuid, name, owner_user_id)
   values ('de000000-0000-4000-8000-0000000043d1', 'by sql', pg_temp.uid('b'));
 select is((select count(*)::int from public.device_ports
   where device_uuid = 'de000000-0000-4000-8000-0000000043d1'), 0,
-  'an insert by SQL takes no port from a full pool either (issue 26: SQL inserts take one too)');
+  'an insert by SQL takes no port from a full pool either (SQL inserts take one too)');
 
 select * from finish();
 rollback;

@@ -1,6 +1,6 @@
--- pgTAP (issue 26): every device has its port from the moment it exists (SQL inserts included,
--- the pool's registration back-filling older devices, /allocate still choosing its own), and
--- set-up links: who may create one, that only its hash is kept, that opening one binds the port
+-- pgTAP (docs/devices.md): every device has its port from the moment it exists (SQL inserts
+-- included, the pool's registration back-filling older devices, /allocate still choosing its own),
+-- and set-up links: who may create one, that only its hash is kept, that opening one binds the port
 -- to the opener's address, and that unknown, expired and farm links bind nothing.
 begin;
 create extension if not exists pgtap with schema extensions;

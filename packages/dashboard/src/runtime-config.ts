@@ -20,7 +20,7 @@ export type DashboardProxyConfig = {
   /** `host:port` of the shared manual listener (002 §4.3: `{proxy_host}:8888`). */
   manualProxy: string;
   /**
-   * Where the proxy serves device set-up pages (`<setupUrl>/setup/<token>`, issue 26): the
+   * Where the proxy serves device set-up pages (`<setupUrl>/setup/<token>`, docs/devices.md): the
    * address phones reach, the LAN address in LAN mode. Absent: the management URL.
    */
   setupUrl?: string;

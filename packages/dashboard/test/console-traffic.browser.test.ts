@@ -181,7 +181,7 @@ describe('devices', () => {
     expect(pacUrl).toBe(
       `http://${device.port}.proxy.localhost:${dashboard().stack.ports.proxyManagement}/proxy.pac`,
     );
-    // The QR code is the device's set-up link (issue 26), a fresh token for an editor.
+    // The QR code is the device's set-up link (docs/devices.md), a fresh token for an editor.
     const setupLink = (await page.getByTestId('setup-link').textContent()) as string;
     expect(setupLink).toMatch(
       new RegExp(

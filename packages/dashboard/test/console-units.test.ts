@@ -275,7 +275,8 @@ describe('the runtime config proxy block', () => {
     expect(parseRuntimeConfig({ ...base, proxy }).proxy).toEqual({
       ...proxy,
       managementUrl: 'http://127.0.0.1:8889',
-      // Set-up pages default to the management URL (issue 26); LAN mode names the LAN address.
+      // Set-up pages default to the management URL (docs/devices.md); LAN mode names the LAN
+      // address.
       setupUrl: 'http://127.0.0.1:8889',
     });
     expect(

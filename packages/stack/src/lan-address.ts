@@ -1,6 +1,6 @@
-// Which address of this machine phones on the LAN reach (issue 26, `--lan [ADDRESS]`): by default
-// the IPv4 address of the interface the default route leaves by, as Expo's CLI and Proxyman pick
-// the address they show; or the address given, which must be one of this machine's. The subnet
+// Which address of this machine phones on the LAN reach (`--lan [ADDRESS]`, docs/devices.md): by
+// default the IPv4 address of the interface the default route leaves by, as Expo's CLI and Proxyman
+// pick the address they show; or the address given, which must be one of this machine's. The subnet
 // of that interface is what the proxy's allowlist admits in LAN mode.
 import { readFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';

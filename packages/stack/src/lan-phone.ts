@@ -1,5 +1,5 @@
-// The phone the LAN-mode banner sets up (issue 26): one scan of the QR code it prints opens the
-// set-up page of a device made for it, so the phone's traffic is attributed to that device from
+// The phone the LAN-mode banner sets up (docs/devices.md): one scan of the QR code it prints opens
+// the set-up page of a device made for it, so the phone's traffic is attributed to that device from
 // its first request. The device ("Phone (LAN)") belongs to the oldest member who may edit devices
 // (the demo's user@demo.local: admins see every device, so both demo logins see it live), else to
 // the oldest administrator; a database without such a user gets no link, and the banner says how

@@ -66,8 +66,8 @@ const configSchema = z.object({
     })
     .prefault({}),
   functions: z.record(z.string(), z.object({ verify_jwt: z.boolean().default(true) })).default({}),
-  // The stack's capture proxy (issue 26), a section of this project's own: `supabase start` has
-  // no capture proxy and says "Unknown config field" for it, then goes on.
+  // The stack's capture proxy (docs/devices.md), a section of this project's own: `supabase start`
+  // has no capture proxy and says "Unknown config field" for it, then goes on.
   capture_proxy: z
     .object({
       /** LAN mode: phones on this machine's network may use the proxy (`--lan`). */

@@ -80,7 +80,7 @@ export interface StackOptions {
    */
   proxyDestinations?: string[];
   /**
-   * LAN mode (issue 26): the proxy's shared, management and device ports also bind this
+   * LAN mode (docs/devices.md): the proxy's shared, management and device ports also bind this
    * machine's LAN address (`address`, or the default route's), its allowlist admits that subnet,
    * and a phone's set-up link is made for the banner. Default: `[capture_proxy]` in config.toml,
    * else loopback only. The API, database, tool server and dashboard stay on loopback either way.
@@ -435,8 +435,8 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           jwtSecret: keys.jwtSecret,
           buildNumber: options.buildNumber ?? String(Math.floor(Date.now() / 1000)),
           pacUrlTemplate: withProxy ? pacUrlTemplate : undefined,
-          // The dashboard's "Android over USB" (issue 26): a phone on this machine's adb server
-          // (ANDROID_ADB_SERVER_PORT, as adb itself reads it) pointed at its device port, by
+          // The dashboard's "Android over USB" (docs/devices.md): a phone on this machine's adb
+          // server (ANDROID_ADB_SERVER_PORT, as adb itself reads it) pointed at its device port, by
           // the LAN address or, without LAN mode, through adb reverse.
           ...(withProxy && {
             androidSetup: {

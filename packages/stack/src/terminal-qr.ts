@@ -1,5 +1,5 @@
-// A QR code drawn with text for the start-up banner (issue 26), as Expo's CLI prints its LAN URL:
-// qrcode-generator computes the modules; each character shows two rows with the half blocks.
+// A QR code drawn with text for the start-up banner (docs/devices.md), as Expo's CLI prints its LAN
+// URL: qrcode-generator computes the modules; each character shows two rows with the half blocks.
 // Light modules are drawn and dark ones left blank, so on the usual dark terminal the code reads
 // dark on light, as cameras expect; a quiet zone of two modules surrounds it.
 import qrcode from 'qrcode-generator';

@@ -1,4 +1,4 @@
-// LAN mode's pure parts (issue 26): which address `--lan` serves on (the default route's
+// LAN mode's pure parts (docs/devices.md): which address `--lan` serves on (the default route's
 // interface, or a given address of this machine, never another) and its subnet, and the banner's
 // QR code, read back by a QR decoder (jsQR) as a phone's camera would read the terminal.
 import jsQRModule from 'jsqr';

@@ -276,9 +276,9 @@ export class DeviceRegistry {
   }
 
   /**
-   * A set-up link opened from `clientIp` (issue 26): the device's port is bound to that address,
-   * as /allocate binds it, and the caches learn both at once. Null for an unknown or expired
-   * token; an AllocationError for a farm device (403) or a database away (503).
+   * A set-up link opened from `clientIp` (docs/devices.md): the device's port is bound to that
+   * address, as /allocate binds it, and the caches learn both at once. Null for an unknown or
+   * expired token; an AllocationError for a farm device (403) or a database away (503).
    */
   async redeemSetupLink(token: string, clientIp: string | null): Promise<SetupLinkDevice | null> {
     const address = clientIp?.replace(/^::ffff:/, '') ?? null;

@@ -1,10 +1,11 @@
-// What this proxy has seen of each device lately, for the set-up page's live check (issue 26):
-// "we see this device" as soon as a request from it arrives, over which kind of connection, and
-// what is missing when a request fails for lack of trust in the CA (the client refused our leaf).
-// Fed by every capture the proxy delivers and by the set-up page's own requests through a device
-// port; kept in memory for the devices someone is watching or saw lately, so a daemon holds no
-// more than a few entries per device being set up. A deployment with several proxy daemons sees on
-// each page what the daemon serving it saw: a phone set up on the LAN uses one proxy.
+// What this proxy has seen of each device lately, for the set-up page's live check
+// (docs/devices.md): "we see this device" as soon as a request from it arrives, over which kind of
+// connection, and what is missing when a request fails for lack of trust in the CA (the client
+// refused our leaf). Fed by every capture the proxy delivers and by the set-up page's own requests
+// through a device port; kept in memory for the devices someone is watching or saw lately, so a
+// daemon holds no more than a few entries per device being set up. A deployment with several proxy
+// daemons sees on each page what the daemon serving it saw: a phone set up on the LAN uses one
+// proxy.
 import { EventEmitter } from 'node:events';
 import type { Capture } from '../capture/capture.ts';
 import type { SetupStatus } from './setup-page.ts';

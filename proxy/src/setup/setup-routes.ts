@@ -1,6 +1,6 @@
-// The device set-up URLs the proxy answers itself (issue 26), on every listener like the other
-// management URLs, so a phone reaches them on the LAN before it uses the proxy and through the
-// proxy afterwards:
+// The device set-up URLs the proxy answers itself (docs/devices.md), on every listener like the
+// other management URLs, so a phone reaches them on the LAN before it uses the proxy and through
+// the proxy afterwards:
 //
 //   /<port>.pac            the PAC file by IP (no wildcard DNS needed): PROXY <address>:<port>,
 //                          <address> being the proxy address this client reached
@@ -204,7 +204,7 @@ function pageFor(
 }
 
 /**
- * Every port gets the same answer (issue 21: the PAC URL tells nobody which ports are in use),
+ * Every port gets the same answer (so the PAC URL tells nobody which ports are in use),
  * naming the address this client reached, which is one it can reach (002 §4.4 body rules).
  */
 function servePacByIp(response: ServerResponse, port: number, client: SetupClient): void {

@@ -133,9 +133,9 @@ function RenameCell(props: { device: DeviceRow; editable: boolean }) {
 }
 
 /**
- * The device's set-up link (issue 26): a fresh token from `create_device_setup_link` for callers
- * who may edit the device; the phone that opens it is bound to the device's port. Null while it
- * loads, for viewers, and without a proxy.
+ * The device's set-up link (docs/devices.md): a fresh token from `create_device_setup_link` for
+ * callers who may edit the device; the phone that opens it is bound to the device's port. Null
+ * while it loads, for viewers, and without a proxy.
  */
 function useSetupLink(device: DeviceRow, editable: boolean): string | null {
   const { supabase, config } = useAppServices();
