@@ -16,7 +16,7 @@ import {
 import pino, { type Logger } from 'pino';
 import { type AuthConfig, type AuthRateLimits, authConfigFrom } from './auth/auth-config.ts';
 import { startAuthService } from './auth/service.ts';
-import { StackError } from './errors.ts';
+import { isAddressInUse, StackError } from './errors.ts';
 import { discoverFunctions, readFunctionsEnv } from './functions/discover.ts';
 import { FunctionHost } from './functions/function-host.ts';
 import { startGateway } from './gateway/gateway.ts';
@@ -197,13 +197,6 @@ function withDashboardRedirects(config: AuthConfig, dashboardUrl: string | undef
     siteUrl: dashboardUrl,
     redirectAllowList: [...config.redirectAllowList, `${dashboardUrl}/**`],
   };
-}
-
-function isAddressInUse(error: unknown): boolean {
-  if (error instanceof StackError && error.code === 'port_in_use') return true;
-  return (
-    error instanceof Error && /EADDRINUSE/.test(`${error.message} ${String(error.cause ?? '')}`)
-  );
 }
 
 /**
