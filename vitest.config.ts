@@ -7,6 +7,9 @@ export default defineConfig({
     include: ['packages/*/test/**/*.test.ts', 'proxy/test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 180_000,
+    // expect.poll waits for an effect (a row on a page, a state); its own 1 s default is a timing
+    // margin a busy machine overruns, so it waits as long as `until` does.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     maxWorkers: 2,
     // Bounded-memory tests collect garbage before sampling, so what they see is what is held.

@@ -262,20 +262,27 @@ describe('statement timeout', () => {
     await db.connect();
     try {
       // A query no index can help, slower than 8 s: the shape 001 §7 warns about.
+      // A cheap sibling made in the same transaction shows when PostgREST's reloaded schema
+      // cache has both (a reload is atomic), without running the slow one early.
       await db.query(`create function public.runaway_probe() returns integer language sql
-        as 'select count(*)::integer from generate_series(1, 1000000000)'`);
-      await db.query(`notify pgrst, 'reload schema'`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+        as 'select count(*)::integer from generate_series(1, 1000000000)';
+        create function public.runaway_probe_ready() returns integer language sql as 'select 1';
+        notify pgrst, 'reload schema'`);
+      const deadline = Date.now() + 20_000;
+      while ((await A.client.rpc('runaway_probe_ready')).error) {
+        if (Date.now() > deadline) throw new Error('PostgREST never loaded the probe functions');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
       const started = Date.now();
       const result = await A.client.rpc('runaway_probe');
       expect(result.error?.code).toBe('57014');
       expect(result.status).toBe(500);
       expect(Date.now() - started).toBeGreaterThanOrEqual(7_900);
     } finally {
-      await db.query('drop function if exists public.runaway_probe()');
+      await db.query('drop function if exists public.runaway_probe(), public.runaway_probe_ready()');
       await db.end();
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('Supabase advisors and linter', () => {

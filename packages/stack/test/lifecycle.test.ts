@@ -89,7 +89,8 @@ describe('stack lifecycle through the CLI', () => {
     await expect(
       run(process.execPath, [cli, 'status', '--data-dir', dataDir]),
     ).rejects.toMatchObject({ code: 3 });
-  });
+    // The test's own limit covers its commands' limits (up 120 s, down 60 s) with room to spare.
+  }, 240_000);
 });
 
 describe('database checks', () => {
@@ -113,5 +114,6 @@ describe('database checks', () => {
     } finally {
       await fixture.dispose();
     }
-  });
+    // It starts a whole stack, which a busy machine can take minutes over (the hook limit).
+  }, 180_000);
 });
