@@ -279,7 +279,9 @@ describe('statement timeout', () => {
       expect(result.status).toBe(500);
       expect(Date.now() - started).toBeGreaterThanOrEqual(7_900);
     } finally {
-      await db.query('drop function if exists public.runaway_probe(), public.runaway_probe_ready()');
+      await db.query(
+        'drop function if exists public.runaway_probe(), public.runaway_probe_ready()',
+      );
       await db.end();
     }
   }, 60_000);
