@@ -13,6 +13,11 @@ export interface AuthConfig {
   anonymousSignInsEnabled: boolean;
   /** Without e-mail confirmation (the CLI's local default) sign-up signs the user in at once. */
   autoconfirm: boolean;
+  /**
+   * `[auth.email] double_confirm_changes` (GoTrue's GOTRUE_MAILER_SECURE_EMAIL_CHANGE_ENABLED):
+   * an address change needs the link or code sent to the current address as well as the new one.
+   */
+  doubleConfirmEmailChanges: boolean;
   minimumPasswordLength: number;
   otpLength: number;
   otpExpirySeconds: number;
@@ -79,6 +84,7 @@ export function authConfigFrom(
     signupEnabled: auth.enable_signup && auth.email.enabled,
     anonymousSignInsEnabled: auth.enable_anonymous_sign_ins,
     autoconfirm: !auth.email.enable_confirmations,
+    doubleConfirmEmailChanges: auth.email.double_confirm_changes,
     minimumPasswordLength: auth.minimum_password_length,
     otpLength: auth.email.otp_length,
     otpExpirySeconds: auth.email.otp_expiry,

@@ -71,6 +71,12 @@ export const authErrors = {
       `For security purposes, you can only request this after ${waitSeconds} seconds.`,
     ),
   otpExpired: () => new AuthError(403, 'otp_expired', 'Token has expired or is invalid'),
+  emailExists: () =>
+    new AuthError(
+      422,
+      'email_exists',
+      'A user with this email address has already been registered',
+    ),
   /** GoTrue's answer from any of its request limiters; Retry-After (RFC 6585 §4) is ours. */
   overRequestRateLimit: (retryAfterSeconds: number) =>
     new AuthError(

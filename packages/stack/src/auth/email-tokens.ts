@@ -7,39 +7,62 @@ import { generateOtp, hashEmailOtp } from './crypto.ts';
 import type { MailKind } from './mailbox.ts';
 import type { Queryable, UserRow } from './users.ts';
 
-/** Where each kind of token lives: GoTrue reuses the recovery token for magic links. */
+/**
+ * Where each kind of token lives, and the column holding the address its code is typed with.
+ * GoTrue reuses the recovery token for magic links. An address change has a token for the new
+ * address and, with `double_confirm_changes`, one for the current address; both expire with
+ * `email_change_sent_at` (api/mail.go sendEmailChange).
+ */
 const SLOTS = {
   confirmation: {
     column: 'confirmation_token',
     sentAt: 'confirmation_sent_at',
     type: 'confirmation_token',
+    addressColumn: 'email',
   },
-  recovery: { column: 'recovery_token', sentAt: 'recovery_sent_at', type: 'recovery_token' },
-  email_change: {
+  recovery: {
+    column: 'recovery_token',
+    sentAt: 'recovery_sent_at',
+    type: 'recovery_token',
+    addressColumn: 'email',
+  },
+  email_change_new: {
     column: 'email_change_token_new',
     sentAt: 'email_change_sent_at',
     type: 'email_change_token_new',
+    addressColumn: 'email_change',
+  },
+  email_change_current: {
+    column: 'email_change_token_current',
+    sentAt: 'email_change_sent_at',
+    type: 'email_change_token_current',
+    addressColumn: 'email',
   },
 } as const;
 
-type Slot = keyof typeof SLOTS;
+export type TokenSlot = keyof typeof SLOTS;
 
-export function slotFor(kind: MailKind, user: UserRow): Slot {
+export function slotFor(kind: MailKind, user: UserRow): TokenSlot {
   if (kind === 'signup' || kind === 'invite') return 'confirmation';
-  if (kind === 'email_change') return 'email_change';
+  if (kind === 'email_change') return 'email_change_new';
   // A magic link to an unconfirmed user doubles as the confirmation (GoTrue's MagicLink).
   if (kind === 'magiclink' && !user.email_confirmed_at) return 'confirmation';
   return 'recovery';
 }
 
+export function isEmailChangeSlot(slot: TokenSlot): boolean {
+  return slot === 'email_change_new' || slot === 'email_change_current';
+}
+
 /** 000-style verification types accepted by /verify, and the slots each may match. */
-export const VERIFY_SLOTS: Record<string, Slot[]> = {
+export const VERIFY_SLOTS: Record<string, TokenSlot[]> = {
   signup: ['confirmation'],
   invite: ['confirmation'],
   magiclink: ['recovery', 'confirmation'],
   recovery: ['recovery'],
   email: ['confirmation', 'recovery'],
-  email_change: ['email_change'],
+  // GoTrue's verifyUserAndToken: a code or link for either address of the change.
+  email_change: ['email_change_new', 'email_change_current'],
 };
 
 export interface IssuedEmailToken {
@@ -50,7 +73,7 @@ export interface IssuedEmailToken {
 }
 
 /** GoTrue refuses to send to the same user again within `max_frequency` (429). */
-function assertSendAllowed(context: AuthContext, user: UserRow, slot: Slot) {
+export function assertSendAllowed(context: AuthContext, user: UserRow, slot: TokenSlot) {
   const sentAt = user[SLOTS[slot].sentAt];
   if (!sentAt) return;
   const elapsed = (Date.now() - sentAt.getTime()) / 1000;
@@ -64,9 +87,9 @@ export async function issueEmailToken(
   user: UserRow,
   kind: MailKind,
   redirectTo: string,
-  options: { address?: string; rateLimited?: boolean } = {},
+  options: { address?: string | undefined; rateLimited?: boolean; slot?: TokenSlot } = {},
 ): Promise<IssuedEmailToken> {
-  const slot = slotFor(kind, user);
+  const slot = options.slot ?? slotFor(kind, user);
   if (options.rateLimited) assertSendAllowed(context, user, slot);
   const address = options.address ?? user.email ?? '';
   const otp = generateOtp(context.config.otpLength);
@@ -95,7 +118,7 @@ const linkExpired = () => new AuthError(403, 'otp_expired', 'Email link is inval
 
 export interface VerificationMatch {
   user: UserRow;
-  slot: Slot;
+  slot: TokenSlot;
   hash: string;
 }
 
@@ -116,8 +139,7 @@ export async function matchEmailToken(
   // token hash, "Token has expired or is invalid" for a typed code.
   const failure = params.tokenHash ? linkExpired : authErrors.otpExpired;
   for (const slot of slots) {
-    const { column, sentAt } = SLOTS[slot];
-    const relatesTo = slot === 'email_change' ? 'email_change' : 'email';
+    const { column, sentAt, addressColumn } = SLOTS[slot];
     const hash =
       params.tokenHash ??
       (params.email && params.otp
@@ -126,7 +148,7 @@ export async function matchEmailToken(
     if (!hash) continue;
     const { rows } = await db.query<UserRow>(
       `select * from auth.users where ${column} = $1 and ${column} <> ''
-         and ($2::text is null or lower(${relatesTo}) = lower($2))`,
+         and ($2::text is null or lower(${addressColumn}) = lower($2))`,
       [hash, params.tokenHash ? null : (params.email ?? null)],
     );
     const user = rows[0];
@@ -153,10 +175,21 @@ export async function consumeEmailToken(db: Queryable, match: VerificationMatch)
   ]);
 }
 
+/** Voids the user's outstanding tokens in these slots (a request that replaces them). */
+export async function discardEmailTokens(db: Queryable, userId: string, slots: TokenSlot[]) {
+  const assignments = slots.map((slot) => `${SLOTS[slot].column} = ''`).join(', ');
+  await db.query(`update auth.users set ${assignments} where id = $1`, [userId]);
+  await db.query(
+    'delete from auth.one_time_tokens where user_id = $1 and token_type = any($2::auth.one_time_token_type[])',
+    [userId, slots.map((slot) => SLOTS[slot].type)],
+  );
+}
+
 /**
  * Burns every outstanding e-mail code typed for `email` (confirmation and recovery codes of the
- * user with that address, and an address change to it): after too many wrong guesses even the
- * right code is refused until a new one is requested.
+ * user with that address, the current-address code of that user's pending address change, and
+ * the new-address code of a change to it): after too many wrong guesses even the right code is
+ * refused until a new one is requested.
  */
 export async function burnEmailTokens(db: Queryable, email: string) {
   const address = email.toLowerCase();
@@ -165,6 +198,8 @@ export async function burnEmailTokens(db: Queryable, email: string) {
        update auth.users set
          confirmation_token = case when lower(email) = $1 then '' else confirmation_token end,
          recovery_token = case when lower(email) = $1 then '' else recovery_token end,
+         email_change_token_current =
+           case when lower(email) = $1 then '' else email_change_token_current end,
          email_change_token_new =
            case when lower(email_change) = $1 then '' else email_change_token_new end
        where lower(email) = $1 or lower(email_change) = $1

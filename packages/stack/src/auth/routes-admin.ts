@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { resolveRedirect } from './auth-config.ts';
 import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
-import { issueEmailToken } from './email-tokens.ts';
+import { assertEmailAvailable } from './email-change.ts';
+import { discardEmailTokens, issueEmailToken, type TokenSlot } from './email-tokens.ts';
 import type { MailKind } from './mailbox.ts';
 import {
   assertPasswordStrength,
@@ -83,9 +84,6 @@ const generateLinkSchema = z.object({
 
 const inviteSchema = z.object({ email: emailSchema, data: metadataSchema.optional() });
 
-const emailExists = () =>
-  new AuthError(422, 'email_exists', 'A user with this email address has already been registered');
-
 export function adminRoutes(context: AuthContext) {
   const app = new Hono();
   const { pool, config, mailbox } = context;
@@ -161,7 +159,7 @@ export function adminRoutes(context: AuthContext) {
     const body = await readBody(c, createSchema);
     if (!body.email)
       throw authErrors.validation('Unable to validate email address: invalid format');
-    if (await findUserByEmail(pool, body.email)) throw emailExists();
+    if (await findUserByEmail(pool, body.email)) throw authErrors.emailExists();
     const user = await createUser({
       id: body.id,
       email: body.email,
@@ -185,7 +183,7 @@ export function adminRoutes(context: AuthContext) {
     const columns: Partial<Record<keyof UserRow, unknown>> = {};
     if (body.email && body.email !== user.email) {
       const taken = await findUserByEmail(pool, body.email);
-      if (taken && taken.id !== user.id) throw emailExists();
+      if (taken && taken.id !== user.id) throw authErrors.emailExists();
       columns.email = body.email;
     }
     if (body.password !== undefined) {
@@ -231,9 +229,10 @@ export function adminRoutes(context: AuthContext) {
     let user = await findUserByEmail(pool, body.email);
     let kind: MailKind;
     let address = body.email;
+    let slot: TokenSlot | undefined;
     switch (body.type) {
       case 'signup':
-        if (user?.email_confirmed_at) throw emailExists();
+        if (user?.email_confirmed_at) throw authErrors.emailExists();
         if (!body.password) throw authErrors.validation('Signup requires a valid password');
         if (!user) {
           user = await createUser({
@@ -255,7 +254,7 @@ export function adminRoutes(context: AuthContext) {
         kind = 'recovery';
         break;
       case 'invite':
-        if (user?.email_confirmed_at) throw emailExists();
+        if (user?.email_confirmed_at) throw authErrors.emailExists();
         if (!user) {
           user = await createUser({
             email: body.email,
@@ -267,21 +266,37 @@ export function adminRoutes(context: AuthContext) {
         kind = 'invite';
         break;
       default:
+        // GoTrue: one link per call, for the current address (only with double_confirm_changes)
+        // or the new one; the two links of one change are generated in turn.
         if (!user) throw authErrors.userNotFound();
         if (!body.new_email)
           throw authErrors.validation('The new email address provided is invalid');
-        user = await updateUserColumns(pool, user.id, { email_change: body.new_email });
-        address = body.new_email;
+        if (body.type === 'email_change_current' && !config.doubleConfirmEmailChanges) {
+          throw authErrors.validation(
+            'Enable secure email change to generate link for current email',
+          );
+        }
+        await assertEmailAvailable(pool, body.new_email, user.id);
+        // Another new address replaces the pending change: its tokens stop working.
+        if (user.email_change !== body.new_email) {
+          await discardEmailTokens(pool, user.id, ['email_change_new', 'email_change_current']);
+        }
+        user = await updateUserColumns(pool, user.id, {
+          email_change: body.new_email,
+          email_change_confirm_status: 0,
+        });
+        slot = body.type;
+        address = body.type === 'email_change_current' ? body.email : body.new_email;
         kind = 'email_change';
     }
-    const token = await issueEmailToken(pool, context, user, kind, redirectTo, { address });
+    const token = await issueEmailToken(pool, context, user, kind, redirectTo, { address, slot });
     const fresh = (await findUserById(pool, user.id)) as UserRow;
     return c.json({
       ...(await loadUserJson(pool, fresh)),
       action_link: token.actionLink,
       email_otp: token.otp,
       hashed_token: token.hashedToken,
-      verification_type: kind,
+      verification_type: body.type,
       redirect_to: redirectTo,
     });
   });
@@ -289,7 +304,7 @@ export function adminRoutes(context: AuthContext) {
   app.post('/invite', async (c) => {
     const body = await readBody(c, inviteSchema);
     let user = await findUserByEmail(pool, body.email);
-    if (user?.email_confirmed_at) throw emailExists();
+    if (user?.email_confirmed_at) throw authErrors.emailExists();
     if (!user)
       user = await createUser({
         email: body.email,

@@ -1,14 +1,19 @@
 // E-mail flows: POST /otp (magic link and code), POST /recover, POST /resend, and /verify,
 // which accepts a typed code or a token hash (POST) or a followed link (GET, redirect).
 import { Hono } from 'hono';
-import type pg from 'pg';
 import { z } from 'zod';
 import { resolveRedirect } from './auth-config.ts';
 import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
 import {
+  confirmEmailChange,
+  requestEmailChange,
+  SINGLE_CONFIRMATION_ACCEPTED,
+} from './email-change.ts';
+import {
   burnEmailTokens,
   consumeEmailToken,
+  isEmailChangeSlot,
   issueEmailToken,
   matchEmailToken,
   type VerificationMatch,
@@ -64,17 +69,22 @@ const AMR_BY_TYPE: Record<string, string> = {
   email_change: 'email_change',
 };
 
-/** Consumes the verified token and applies what it proves (confirmation or address change). */
-async function applyVerification(pool: pg.Pool, match: VerificationMatch): Promise<UserRow> {
+/**
+ * Consumes the verified token and applies what it proves (a confirmation, or an address change);
+ * null while an address change still waits for the confirmation from its other address.
+ */
+async function applyVerification(
+  context: AuthContext,
+  match: VerificationMatch,
+): Promise<UserRow | null> {
+  if (isEmailChangeSlot(match.slot)) {
+    const outcome = await confirmEmailChange(context, match);
+    return outcome.changed ? outcome.user : null;
+  }
+  const { pool } = context;
   await consumeEmailToken(pool, match);
   let user = match.user;
-  if (match.slot === 'email_change') {
-    user = await updateUserColumns(pool, user.id, {
-      email: user.email_change,
-      email_change: '',
-      email_confirmed_at: new Date(),
-    });
-  } else if (!user.email_confirmed_at) {
+  if (!user.email_confirmed_at) {
     user = await updateUserColumns(pool, user.id, { email_confirmed_at: new Date() });
   }
   if (user.email) await markEmailIdentityVerified(pool, user.id, user.email);
@@ -118,18 +128,11 @@ export function emailRoutes(context: AuthContext) {
     }
   }
 
-  async function send(user: UserRow, kind: MailKind, redirectTo: string, address?: string) {
+  async function send(user: UserRow, kind: MailKind, redirectTo: string) {
     const token = await issueEmailToken(pool, context, user, kind, redirectTo, {
-      address,
       rateLimited: true,
     });
-    mailbox.deliver(
-      address ?? user.email ?? '',
-      kind,
-      token.otp,
-      token.hashedToken,
-      token.actionLink,
-    );
+    mailbox.deliver(user.email ?? '', kind, token.otp, token.hashedToken, token.actionLink);
   }
 
   app.post('/otp', async (c) => {
@@ -182,8 +185,9 @@ export function emailRoutes(context: AuthContext) {
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
     if (user && body.type === 'signup' && !user.email_confirmed_at)
       await send(user, 'signup', redirectTo);
+    // GoTrue's Resend: the pending change is asked for again, both addresses mailed anew.
     if (user && body.type === 'email_change' && user.email_change) {
-      await send(user, 'email_change', redirectTo, user.email_change);
+      await requestEmailChange(context, user.id, user.email_change, redirectTo);
     }
     return c.json({});
   });
@@ -205,13 +209,16 @@ export function emailRoutes(context: AuthContext) {
       email: body.email,
       otp: body.token,
     });
-    const user = await applyVerification(pool, match);
+    const user = await applyVerification(context, match);
+    // GoTrue answers the first of two address confirmations with a message and no session.
+    if (!user) return c.json({ msg: SINGLE_CONFIRMATION_ACCEPTED, code: '200' });
     const amr = AMR_BY_TYPE[body.type] ?? 'otp';
     return c.json(await signIn(pool, context, user, amr, c.req.header('User-Agent')));
   });
 
   // A followed e-mail link: redirect with the session in the fragment, or with ?code= when the
-  // flow started with a PKCE challenge; failures redirect with the error in the fragment.
+  // flow started with a PKCE challenge; the first of two address-change confirmations with
+  // GoTrue's `message` in the fragment; failures with the error in the fragment.
   app.get('/verify', async (c) => {
     defences.requests.check('verify', clientAddress(c));
     const type = c.req.query('type') ?? '';
@@ -223,7 +230,13 @@ export function emailRoutes(context: AuthContext) {
       const match = await matchEmailToken(pool, context, type, {
         tokenHash: c.req.query('token') ?? '',
       });
-      const user = await applyVerification(pool, match);
+      const user = await applyVerification(context, match);
+      if (!user) {
+        return c.redirect(
+          appendFragment(redirectTo, { message: SINGLE_CONFIRMATION_ACCEPTED, sb: '' }),
+          303,
+        );
+      }
       const code = await issueAuthCode(pool, user.id);
       if (code) {
         const url = new URL(redirectTo);
@@ -250,7 +263,12 @@ export function emailRoutes(context: AuthContext) {
         appendFragment(redirectTo, {
           error: 'access_denied',
           error_code: error.errorCode,
-          error_description: 'Email link is invalid or has expired',
+          // A link lost to a racing use reads as any spent link; other refusals say what they are
+          // (an address taken while its change was pending: email_exists).
+          error_description:
+            error.errorCode === 'otp_expired'
+              ? 'Email link is invalid or has expired'
+              : error.message,
           sb: '',
         }),
         303,

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { resolveRedirect } from './auth-config.ts';
 import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
-import { issueEmailToken } from './email-tokens.ts';
+import { assertEmailAvailable, requestEmailChange } from './email-change.ts';
 import {
   assertPasswordStrength,
   emailSchema,
@@ -17,13 +17,7 @@ import {
 import { clientAddress } from './request-limits.ts';
 import { BCRYPT_COST } from './routes-signin.ts';
 import { endSessions, type LogoutScope } from './sessions.ts';
-import {
-  findUserByEmail,
-  loadUserJson,
-  markEmailIdentityVerified,
-  type UserRow,
-  updateUserColumns,
-} from './users.ts';
+import { loadUserJson, type UserRow, updateUserColumns } from './users.ts';
 
 const updateSchema = z.object({
   email: emailSchema.optional(),
@@ -34,7 +28,7 @@ const updateSchema = z.object({
 
 export function userRoutes(context: AuthContext) {
   const app = new Hono();
-  const { pool, config, mailbox, defences } = context;
+  const { pool, config, defences } = context;
 
   app.get('/user', async (c) => {
     const { user } = await requireSignedInUser(c, context);
@@ -46,12 +40,15 @@ export function userRoutes(context: AuthContext) {
     const { user: current } = await requireSignedInUser(c, context);
     defences.requests.check('user', clientAddress(c));
     const body = await readBody(c, updateSchema);
-    let user: UserRow = current;
+    // Everything that can refuse the request is checked before anything is written.
+    const newEmail = body.email !== undefined && body.email !== current.email ? body.email : null;
+    if (newEmail) await assertEmailAvailable(pool, newEmail, current.id);
+    let passwordHash: string | undefined;
     if (body.password !== undefined) {
       assertPasswordStrength(context, body.password);
       if (
-        user.encrypted_password &&
-        (await bcrypt.compare(body.password, user.encrypted_password))
+        current.encrypted_password &&
+        (await bcrypt.compare(body.password, current.encrypted_password))
       ) {
         throw new AuthError(
           422,
@@ -59,39 +56,23 @@ export function userRoutes(context: AuthContext) {
           'New password should be different from the old password.',
         );
       }
-      user = await updateUserColumns(pool, user.id, {
-        encrypted_password: await bcrypt.hash(body.password, BCRYPT_COST),
-      });
+      passwordHash = await bcrypt.hash(body.password, BCRYPT_COST);
+    }
+    let user: UserRow = current;
+    // A session alone never moves the address: the change waits for confirmation from the new
+    // address (and the current one with double_confirm_changes), autoconfirm or not; the answer
+    // shows it pending as `new_email` (docs/local-stack.md "Address changes").
+    if (newEmail) {
+      const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
+      user = await requestEmailChange(context, user.id, newEmail, redirectTo);
+    }
+    if (passwordHash) {
+      user = await updateUserColumns(pool, user.id, { encrypted_password: passwordHash });
     }
     if (body.data) {
       user = await updateUserColumns(pool, user.id, {
         raw_user_meta_data: mergeMetadata(user.raw_user_meta_data, body.data),
       });
-    }
-    if (body.email && body.email !== user.email) {
-      const taken = await findUserByEmail(pool, body.email);
-      if (taken && taken.id !== user.id) {
-        throw new AuthError(
-          422,
-          'email_exists',
-          'A user with this email address has already been registered',
-        );
-      }
-      if (config.autoconfirm) {
-        user = await updateUserColumns(pool, user.id, {
-          email: body.email,
-          email_confirmed_at: new Date(),
-        });
-        await markEmailIdentityVerified(pool, user.id, body.email);
-      } else {
-        user = await updateUserColumns(pool, user.id, { email_change: body.email });
-        const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
-        const token = await issueEmailToken(pool, context, user, 'email_change', redirectTo, {
-          address: body.email,
-          rateLimited: true,
-        });
-        mailbox.deliver(body.email, 'email_change', token.otp, token.hashedToken, token.actionLink);
-      }
     }
     return c.json(await loadUserJson(pool, user));
   });

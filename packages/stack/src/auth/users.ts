@@ -19,8 +19,11 @@ export interface UserRow {
   recovery_token: string | null;
   recovery_sent_at: Date | null;
   email_change_token_new: string | null;
+  email_change_token_current: string | null;
   email_change: string | null;
   email_change_sent_at: Date | null;
+  /** Secure e-mail change: 1 once one of the two addresses has confirmed, else 0. */
+  email_change_confirm_status: number;
   last_sign_in_at: Date | null;
   raw_app_meta_data: Record<string, unknown> | null;
   raw_user_meta_data: Record<string, unknown> | null;
@@ -146,6 +149,32 @@ export async function markEmailIdentityVerified(db: Queryable, userId: string, e
            updated_at = now()
      where user_id = $1 and provider = 'email'`,
     [userId, email],
+  );
+}
+
+/**
+ * A confirmed address change: the e-mail identity takes the new address, verified; a user
+ * without one (an anonymous user adding an address) gets one and `email` among its
+ * `app_metadata.providers`, as GoTrue's emailChangeVerify and UpdateAppMetaDataProviders do.
+ */
+export async function recordChangedEmailIdentity(db: Queryable, userId: string, email: string) {
+  await markEmailIdentityVerified(db, userId, email);
+  const inserted = await db.query(
+    `insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at,
+       created_at, updated_at)
+     select $1::text, $1::uuid, $2, 'email', now(), now(), now()
+     where not exists (select from auth.identities where user_id = $1::uuid and provider = 'email')`,
+    [userId, { sub: userId, email, email_verified: true, phone_verified: false }],
+  );
+  if (inserted.rowCount === 0) return;
+  await db.query(
+    `update auth.users set raw_app_meta_data = coalesce(raw_app_meta_data, '{}'::jsonb)
+       || jsonb_build_object(
+            'provider', coalesce(raw_app_meta_data ->> 'provider', 'email'),
+            'providers', (select jsonb_agg(distinct provider) from auth.identities
+                          where user_id = $1))
+     where id = $1`,
+    [userId],
   );
 }
 
