@@ -439,6 +439,10 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
               managementUrl: `http://127.0.0.1:${ports.proxyManagement}`,
             },
           }),
+          // As the tool server's own CLI reads it (docs/tool-server.md "Settings").
+          ...(process.env.TOOL_SERVER_REGISTRATIONS_PER_HOUR && {
+            registrationsPerHour: Number(process.env.TOOL_SERVER_REGISTRATIONS_PER_HOUR),
+          }),
           ...options.toolServerSettings,
           // The farm runs on this machine and sends its traffic through this stack's proxy; a
           // test's farm settings (its own adb server, the farm host's name) go over these.

@@ -160,8 +160,10 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
       const verified = await confirmTokenLive(context.db, signed, c.get('origin'));
       const caller = await context.profiles.profileOf(verified.claims);
       // 2025-11-25 listen stream: GET with SSE (the SDK's stateless legacy leg answers 405).
+      // Held by the token and its account, which bound how many stay open (listen-streams.ts).
       if (c.req.method === 'GET' && (c.req.header('accept') ?? '').includes('text/event-stream')) {
-        return context.listenStreams.open(String(verified.claims.jti), verified.expiresAt, {});
+        const holder = { token: String(verified.claims.jti), user: String(verified.claims.sub) };
+        return context.listenStreams.open(holder, verified.expiresAt, {});
       }
       const response = await context.mcp.fetch(c.req.raw, {
         authInfo: {

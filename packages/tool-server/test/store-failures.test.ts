@@ -57,12 +57,13 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** A web client's registration: every one counts against the limit (loopback ones may not). */
 function registration() {
   return fetch(`${base}/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      redirect_uris: ['http://127.0.0.1/cb'],
+      redirect_uris: ['https://app.example.com/cb'],
       token_endpoint_auth_method: 'none',
     }),
   });

@@ -1,7 +1,7 @@
 // A stand-in OAuth client of the tool server for consent tests: registers itself by DCR with a
 // loopback redirect URI it really listens on (RFC 8252 §7.3), builds the PKCE authorization URL a
 // browser opens, and records every redirect the browser brings back.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -36,6 +36,9 @@ export async function startStandInClient(mcpUrl: string, clientName?: string) {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         ...(clientName === undefined ? {} : { client_name: clientName }),
+        // Each stand-in is a client of its own: identical loopback registrations from one address
+        // would share one (docs/tool-server.md, registrations).
+        software_id: randomUUID(),
         redirect_uris: [redirectUri],
         token_endpoint_auth_method: 'none',
         grant_types: ['authorization_code', 'refresh_token'],

@@ -61,14 +61,38 @@ export async function findClient(db: Database, clientId: string): Promise<OAuthC
   return rows[0];
 }
 
+const INSERT = `insert into private.oauth_clients (client_id, source, client_secret_hash,
+    token_endpoint_auth_method, redirect_uris, grant_types, response_types, application_type,
+    client_name, client_uri, logo_uri, scope, software_id, software_version, metadata,
+    registered_from, metadata_expires_at)
+  values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`;
+
+function insertValues(client: NewClient): unknown[] {
+  return [
+    client.client_id,
+    client.source,
+    client.client_secret_hash,
+    client.token_endpoint_auth_method,
+    client.redirect_uris,
+    client.grant_types,
+    client.response_types,
+    client.application_type,
+    client.client_name,
+    client.client_uri,
+    client.logo_uri,
+    client.scope,
+    typeof client.metadata.software_id === 'string' ? client.metadata.software_id : null,
+    typeof client.metadata.software_version === 'string' ? client.metadata.software_version : null,
+    client.metadata,
+    client.registered_from,
+    client.metadata_expires_at,
+  ];
+}
+
 /** Inserts a client, or replaces a metadata-document client's cached copy. */
 export async function saveClient(db: Database, client: NewClient): Promise<OAuthClient> {
   const rows = await db.query<OAuthClient>(
-    `insert into private.oauth_clients (client_id, source, client_secret_hash,
-       token_endpoint_auth_method, redirect_uris, grant_types, response_types, application_type,
-       client_name, client_uri, logo_uri, scope, software_id, software_version, metadata,
-       registered_from, metadata_expires_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+    `${INSERT}
      on conflict (client_id) do update set
        redirect_uris = excluded.redirect_uris, grant_types = excluded.grant_types,
        response_types = excluded.response_types, application_type = excluded.application_type,
@@ -78,29 +102,23 @@ export async function saveClient(db: Database, client: NewClient): Promise<OAuth
        metadata_expires_at = excluded.metadata_expires_at
      where private.oauth_clients.source = 'metadata_document'
      returning ${COLUMNS}`,
-    [
-      client.client_id,
-      client.source,
-      client.client_secret_hash,
-      client.token_endpoint_auth_method,
-      client.redirect_uris,
-      client.grant_types,
-      client.response_types,
-      client.application_type,
-      client.client_name,
-      client.client_uri,
-      client.logo_uri,
-      client.scope,
-      typeof client.metadata.software_id === 'string' ? client.metadata.software_id : null,
-      typeof client.metadata.software_version === 'string'
-        ? client.metadata.software_version
-        : null,
-      client.metadata,
-      client.registered_from,
-      client.metadata_expires_at,
-    ],
+    insertValues(client),
   );
   const saved = rows[0];
   if (!saved) throw new Error(`client ${client.client_id} exists and is not a metadata document`);
+  return saved;
+}
+
+/**
+ * Inserts a client unless its client_id is taken; then answers the client that holds it (two
+ * instances of one shared loopback registration arriving at once, loopback-registration.ts).
+ */
+export async function saveClientOnce(db: Database, client: NewClient): Promise<OAuthClient> {
+  const rows = await db.query<OAuthClient>(
+    `${INSERT} on conflict (client_id) do nothing returning ${COLUMNS}`,
+    insertValues(client),
+  );
+  const saved = rows[0] ?? (await findClient(db, client.client_id));
+  if (!saved) throw new Error(`client ${client.client_id} was neither inserted nor found`);
   return saved;
 }

@@ -114,8 +114,14 @@ export function matchesRegisteredRedirect(
   });
 }
 
+/** Whether `uri` is a loopback `http://` redirect URI (RFC 8252 §7.3), any port. */
+export function isLoopbackRedirect(uri: string): boolean {
+  if (uri.includes('#') || !URL.canParse(uri)) return false;
+  return isLoopbackHttp(new URL(uri));
+}
+
 /** The URI with its authority's port removed (loopback http only). */
-function withoutPort(uri: string): string {
+export function withoutPort(uri: string): string {
   return uri.replace(/^(http:\/\/(?:\[::1\]|127\.0\.0\.1|localhost))(?::\d+)?(?=[/?]|$)/i, '$1');
 }
 

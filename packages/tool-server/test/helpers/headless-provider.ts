@@ -3,7 +3,7 @@
 // API as a signed-in dashboard user, and keeps the redirect back to the client. One class serves
 // the v1 (`@modelcontextprotocol/sdk`) and v2 (`@modelcontextprotocol/client`) clients; the type
 // parameters are each SDK's stored client information, token and discovery-state types.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { RunningStack } from '@capture/stack';
 import { approveViaConsentApi, DEMO } from './oauth-stack.ts';
 
@@ -37,6 +37,7 @@ export class HeadlessOAuthProvider<ClientInformation, Tokens, DiscoveryState = u
   private discovery: DiscoveryState | undefined;
   private verifier = '';
   private readonly options: HeadlessProviderOptions;
+  private readonly softwareId = randomUUID();
 
   constructor(options: HeadlessProviderOptions) {
     this.options = options;
@@ -50,6 +51,9 @@ export class HeadlessOAuthProvider<ClientInformation, Tokens, DiscoveryState = u
     return {
       redirect_uris: [this.options.redirectUrl],
       client_name: this.options.clientName,
+      // Each provider its own client (tests count the requests of one), where the same loopback
+      // registration from one address would otherwise get the same client_id.
+      software_id: this.softwareId,
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       ...(this.options.omitAuthMethod ? {} : { token_endpoint_auth_method: 'none' }),

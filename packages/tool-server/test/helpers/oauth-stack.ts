@@ -1,7 +1,7 @@
 // A throwaway stack of this repository (migrations, seed, tool server) per test file, and the
 // steps of the OAuth flow as a user and a client perform them: a dashboard sign-in, a DCR
 // registration, an authorization request, the consent decision through the consent API.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,9 @@ export async function registerClient(
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
       client_name: 'Test client',
+      // Each call its own client: the same loopback registration from one address would get the
+      // same client_id (and so one grant per user) every time (docs/tool-server.md).
+      software_id: randomUUID(),
       ...metadata,
     }),
   });
