@@ -1,7 +1,8 @@
--- pgTAP: issue 21's proxy fixes in the database: a device port bound to the address that
--- allocated it (and moved by the next /allocate), bundle credentials checked for the proxy's
--- Proxy-Authorization, the per-account port cap and its default, the /allocate failure counter,
--- and revoke_proxy_bundle answering 404 (not 500) for a bundle the caller cannot see.
+-- pgTAP: the proxy's hardening in the database (docs/proxy.md "Listeners" and "Devices, ports and
+-- PAC"): a device port bound to the address that allocated it (and moved by the next /allocate),
+-- bundle credentials checked for the proxy's Proxy-Authorization, the per-account port cap and its
+-- default, the /allocate failure counter, and revoke_proxy_bundle answering 404 (not 500) for a
+-- bundle the caller cannot see.
 begin;
 create extension if not exists pgtap with schema extensions;
 select plan(27);

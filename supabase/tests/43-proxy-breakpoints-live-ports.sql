@@ -1,8 +1,8 @@
--- pgTAP (issue 19): breakpoint rows a proxy holds (proxy_instance, closed_by_proxy, which API
--- callers may not set or change; a modify names only its phase's fields), the notifications the
--- proxy listens to (a resumed held row, and a deleted one, alone or with its device), and ports for
--- devices inserted through the API (from the registered pool, under the /allocate lock, never past
--- the per-account cap).
+-- pgTAP (docs/proxy.md "Breakpoints" and "Devices added anywhere"): breakpoint rows a proxy holds
+-- (proxy_instance, closed_by_proxy, which API callers may not set or change; a modify names only
+-- its phase's fields), the notifications the proxy listens to (a resumed held row, and a deleted
+-- one, alone or with its device), and ports for devices inserted through the API (from the
+-- registered pool, under the /allocate lock, never past the per-account cap).
 begin;
 create extension if not exists pgtap with schema extensions;
 select plan(31);

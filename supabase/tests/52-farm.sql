@@ -1,7 +1,7 @@
--- pgTAP: the farm's gating state (issue 16, docs/farm.md). The capability sections whoami()
--- lists are exactly those role_capabilities accepts; farm and farm_scripts are granted like any
--- section; farm_audit is readable by admins only and written by no API role. The pending actions
--- a person approves are 56-farm-pending-actions.sql.
+-- pgTAP: the farm's gating state (docs/farm.md). The capability sections whoami() lists are exactly
+-- those role_capabilities accepts; farm and farm_scripts are granted like any section; farm_audit
+-- is readable by admins only and written by no API role. The pending actions a person approves are
+-- 56-farm-pending-actions.sql.
 begin;
 create extension if not exists pgtap with schema extensions;
 select plan(17);

@@ -1,7 +1,7 @@
--- pgTAP: farm_attached_devices (issue 16, docs/farm.md "Android devices"). Only admins attach,
--- move and detach devices; a caller sees an attachment only with farm:view and only for a device
--- RLS lets them see, which is exactly the lookup the app tools make as the caller; only android
--- and ios devices attach; one serial per farm host.
+-- pgTAP: farm_attached_devices (docs/farm.md "Android devices"). Only admins attach, move and
+-- detach devices; a caller sees an attachment only with farm:view and only for a device RLS lets
+-- them see, which is exactly the lookup the app tools make as the caller; only android and ios
+-- devices attach; one serial per farm host.
 begin;
 create extension if not exists pgtap with schema extensions;
 select plan(24);

@@ -1,7 +1,7 @@
--- pgTAP: the farm's devices (issue 16, private.farm_devices): which devices' traffic the proxy
--- labels `cdp` or `farm`. No API user may read or write the marks, not even on their own device
--- (else anyone could label their phone's traffic as the farm's); the proxy reads them as
--- service_role and may not write them; a mark goes with its device.
+-- pgTAP: the farm's devices (private.farm_devices; docs/farm.md "Farm devices"): which devices'
+-- traffic the proxy labels `cdp` or `farm`. No API user may read or write the marks, not even on
+-- their own device (else anyone could label their phone's traffic as the farm's); the proxy reads
+-- them as service_role and may not write them; a mark goes with its device.
 begin;
 create extension if not exists pgtap with schema extensions;
 select plan(11);

@@ -1,6 +1,7 @@
--- pgTAP: cascade revocation of broker-minted sessions (issue 20) — the private session map, the
--- broker's record RPC (and its refusal when the client was withdrawn meanwhile), revoking one
--- partner user's sessions, disabling and deleting a client; and the hmac_binds_challenge flag.
+-- pgTAP: cascade revocation of broker-minted sessions (docs/federation.md "Cascade revocation") —
+-- the private session map, the broker's record RPC (and its refusal when the client was withdrawn
+-- meanwhile), revoking one partner user's sessions, disabling and deleting a client; and the
+-- hmac_binds_challenge flag.
 begin;
 create extension if not exists pgtap with schema extensions;
 select plan(46);

@@ -1,7 +1,7 @@
 // What the signed-in account may see, from `whoami()` (001 §5.4): read once per session and shared
 // by the shell (which pages exist) and the pages (which sections and buttons exist). The database
 // enforces every rule again through RLS; this only keeps what a role may not see off the screen,
-// so it is absent rather than broken (issue 18).
+// so it is absent rather than broken.
 import type { SupabaseClient } from '@supabase/supabase-js';
 import { createContext, type ReactNode, useContext, useEffect, useState } from 'react';
 import { type AccountAccess, parseWhoami } from './access-rules.ts';

@@ -100,7 +100,7 @@ describe('capture through the stack', () => {
   });
 });
 
-describe('revoke_proxy_bundle over REST (issue 21)', () => {
+describe('revoke_proxy_bundle over REST', () => {
   it("answers 404, not 500, for another user's bundle or none, and revokes nothing", async () => {
     const { A, B } = actors();
     const { data: bundleOfB, error } = await B.client.rpc('issue_proxy_bundle', { label: 'b' });

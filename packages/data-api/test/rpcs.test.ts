@@ -1,7 +1,7 @@
 // The RPCs of 001 §4.2 through supabase-js, each scoped to what the caller may see:
-// entries_filtered_list / _count, entries_count (issue 20), expand_service_groups,
-// effective_settings_for_device; and the
-// derived online field of devices (150 s window).
+// entries_filtered_list / _count, entries_count (docs/data-model.md "Counts"),
+// expand_service_groups, effective_settings_for_device; and the derived online field of devices
+// (150 s window).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useActors } from './helpers/actors.ts';
 import { createOwnedGraph, insertAsService, type OwnedGraph, unique } from './helpers/fixtures.ts';

@@ -1,7 +1,7 @@
-// Issue 20 end to end through the broker on a started stack: cascade revocation (a partner
-// disabled or deleted, or one partner user revoked, signs out exactly the sessions minted through
-// it: refresh refused, GET /auth/v1/user answers 403 session_not_found) and HMAC assertions bound
-// to the PKCE challenge (hmac_binds_challenge).
+// End to end through the broker on a started stack (docs/federation.md "Cascade revocation",
+// "Verify modes"): cascade revocation (a partner disabled or deleted, or one partner user revoked,
+// signs out exactly the sessions minted through it: refresh refused, GET /auth/v1/user answers 403
+// session_not_found) and HMAC assertions bound to the PKCE challenge (hmac_binds_challenge).
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type BrokerAnswer,

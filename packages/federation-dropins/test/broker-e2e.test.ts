@@ -207,7 +207,7 @@ describe('all three verify modes, partner helper to companion app', () => {
   );
 });
 
-describe('no silent switch of users (login CSRF, issue 20)', () => {
+describe('no silent switch of users (login CSRF)', () => {
   it('ends as confirmation_required without a confirm step, the minted session revoked', async () => {
     // The attacker's own partner account, handed to the victim's signed-in companion app.
     const attacker = newPartnerUser();

@@ -1,6 +1,7 @@
-// The partner backend's signer (000 §2.4, §4.1) with the challenge binding of issue 20: an unbound
-// payload stays the four fields, a bound one carries the challenge under the signature, and a
-// value that is not an S256 challenge is refused before anything is signed.
+// The partner backend's signer (000 §2.4, §4.1) with the binding to the PKCE challenge
+// (docs/federation.md "Verify modes"): an unbound payload stays the four fields, a bound one
+// carries the challenge under the signature, and a value that is not an S256 challenge is refused
+// before anything is signed.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, createHmacPayload, signHmacPayload } from '../src/index.ts';

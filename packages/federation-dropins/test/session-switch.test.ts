@@ -1,10 +1,10 @@
 // The companion side on a real auth server with real supabase-js clients: the hand-off session
 // replaces the active account in place (000 §1 UX contract) once the person confirmed the switch,
-// the replaced session is revoked; a switch to a different user is never silent (issue 20, login
-// CSRF): without the confirm step it ends as confirmation_required with the minted session
-// revoked, and a declined hand-off leaves the active account alone too.
-// The session /exchange would return is minted by a password sign-in here; broker-e2e.test.ts
-// gets it from the real broker.
+// the replaced session is revoked; a switch to a different user is never silent (login CSRF,
+// docs/federation.md "Login CSRF in the companion app"): without the confirm step it ends as
+// confirmation_required with the minted session revoked, and a declined hand-off leaves the active
+// account alone too. The session /exchange would return is minted by a password sign-in here;
+// broker-e2e.test.ts gets it from the real broker.
 import type { AuthChangeEvent, SupabaseClient } from '@supabase/supabase-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

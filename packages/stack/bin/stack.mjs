@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The stack CLI's entry (issue 20): plain JavaScript, so an older Node than the pinned one gets a
-// sentence instead of a TypeScript loader error, then the CLI itself (src/cli.ts).
+// The stack CLI's entry (docs/local-stack.md "CLI"): plain JavaScript, so an older Node than the
+// pinned one gets a sentence instead of a TypeScript loader error, then the CLI itself
+// (src/cli.ts).
 const REQUIRED_MAJOR = 24;
 const major = Number(process.versions.node.split('.')[0]);
 if (major < REQUIRED_MAJOR) {

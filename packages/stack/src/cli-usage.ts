@@ -1,5 +1,5 @@
 // What `npm run stack -- --help` and `help <command>` print: the commands, their flags with
-// defaults, and one example each (issue 20: a CLI that explains itself).
+// defaults, and one example each, so the CLI explains itself (docs/local-stack.md "CLI").
 
 interface CommandHelp {
   summary: string;

@@ -214,7 +214,7 @@ function destinationsFlag(): string[] | undefined {
     .filter(Boolean);
 }
 
-/** Human lines on a terminal, JSON lines for machines (issue 20). */
+/** Human lines on a terminal, JSON lines for machines (docs/local-stack.md "Logs"). */
 function logFormat(): LogFormat {
   const chosen = values['log-format'];
   if (chosen === 'pretty' || chosen === 'json') return chosen;

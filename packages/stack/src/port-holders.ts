@@ -1,7 +1,8 @@
-// Which process holds a TCP port (issue 20: a taken port names the port, the service that wanted
-// it and the holder where it can be found). Linux only, from /proc: the listening socket's inode
-// in /proc/net/tcp{,6}, then the process with a descriptor on that socket. Processes of other
-// users are only visible to root; then the answer is "another process".
+// Which process holds a TCP port (docs/local-stack.md "When it cannot start": a taken port names
+// the port, the service that wanted it and the holder where it can be found). Linux only, from
+// /proc: the listening socket's inode in /proc/net/tcp{,6}, then the process with a descriptor on
+// that socket. Processes of other users are only visible to root; then the answer is "another
+// process".
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { StackError } from './errors.ts';
 

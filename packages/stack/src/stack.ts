@@ -75,8 +75,9 @@ export interface StackOptions {
   proxy?: boolean;
   /**
    * Where the stack's proxy may connect (PROXY_DESTINATIONS). Default `public` only: no loopback,
-   * so the stack's own API and database are not reachable through it (issue 21). Tests that load
-   * local pages through the proxy opt in, e.g. `['public', '127.0.0.0/8', 'localhost']`.
+   * so the stack's own API and database are not reachable through it (SSRF; docs/proxy.md
+   * "Listeners", Destinations). Tests that load local pages through the proxy opt in, e.g.
+   * `['public', '127.0.0.0/8', 'localhost']`.
    */
   proxyDestinations?: string[];
   /**

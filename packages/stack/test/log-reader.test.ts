@@ -1,6 +1,6 @@
-// `npm run stack -- logs [service] [--follow]` (issue 20) on log files written by hand: every
-// service's lines merged in time order, one service's alone, and --follow printing what is
-// appended (a half-written line waits for its end) until it is stopped.
+// `npm run stack -- logs [service] [--follow]` (docs/local-stack.md "Logs") on log files written by
+// hand: every service's lines merged in time order, one service's alone, and --follow printing what
+// is appended (a half-written line waits for its end) until it is stopped.
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
-// The batched RLS check of postgres_changes (issue 20): one statement answers a change for many
-// identities. Each identity must still see exactly what its own policies allow, as if it had its
-// own transaction: nothing a policy sets for one identity may carry over to the next, a policy
-// failing for one identity hides only its rows, and the check looks rows up by primary key
-// instead of running the policy over the whole table.
+// The batched RLS check of postgres_changes (docs/realtime.md "Changes and RLS", 3): one statement
+// answers a change for many identities. Each identity must still see exactly what its own policies
+// allow, as if it had its own transaction: nothing a policy sets for one identity may carry over to
+// the next, a policy failing for one identity hides only its rows, and the check looks rows up by
+// primary key instead of running the policy over the whole table.
 import type { RealtimeChannel } from '@supabase/supabase-js';
 import { SignJWT } from 'jose';
 import pg from 'pg';

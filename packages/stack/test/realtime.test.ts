@@ -1,4 +1,4 @@
-// Realtime through the gateway with the real realtime-js inside supabase-js (issue: Realtime):
+// Realtime through the gateway with the real realtime-js inside supabase-js (docs/realtime.md):
 // postgres_changes with filters and RLS per subscriber, old_record, partitions reported as their
 // parent, column privileges, the 1 MB limit, token refresh and expiry, the 401 on connect, join
 // errors, broadcast, and the raw v1 protocol.

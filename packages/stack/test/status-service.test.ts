@@ -1,4 +1,4 @@
-// The status service inside a started stack (issue: stats/status): it writes a snapshot that
+// The status service inside a started stack (docs/feeds.md "Status"): it writes a snapshot that
 // satisfies the shared schema, overall turns degraded while a component is stopped and ok when
 // it returns, and it keeps writing across a Postgres restart.
 import { mkdtempSync, rmSync } from 'node:fs';

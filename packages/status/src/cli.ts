@@ -38,7 +38,8 @@ ${Object.entries(Environment.shape)
 Example: STATUS_DB_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres \\
   STATUS_API_URL=http://127.0.0.1:54321 STATUS_ANON_KEY=… node packages/status/src/cli.ts`;
 
-// A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
+// A CLI that explains itself, as the stack's (docs/local-stack.md "CLI"): --help, and one line per
+// mistake with the usage, exit 2.
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h') || args[0] === 'help') {
   console.log(USAGE);

@@ -91,7 +91,8 @@ Example: TOOL_SERVER_ORIGINS=https://mcp.example.com TOOL_SERVER_DB_URL=… \\
   TOOL_SERVER_DASHBOARD_URL=https://app.example.com TOOL_SERVER_BUILD_NUMBER=42 \\
   node packages/tool-server/src/cli.ts`;
 
-// A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
+// A CLI that explains itself, as the stack's (docs/local-stack.md "CLI"): --help, and one line per
+// mistake with the usage, exit 2.
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h') || args[0] === 'help') {
   console.log(USAGE);

@@ -1,6 +1,6 @@
 // The authorization-code flow driven strictly by oauth4webapi (RFC 8414 discovery with the issuer
 // check, RFC 7591 registration, PKCE S256, RFC 9207 iss validation, token and refresh responses),
-// and every negative case of the issue: wrong verifier, replayed code, another client's code,
+// and every negative case: wrong verifier, replayed code, another client's code,
 // redirect mismatch at authorize and at token, plain or missing PKCE, unknown client, wrong
 // resource, refresh reuse, expired code.
 import * as oauth from 'oauth4webapi';

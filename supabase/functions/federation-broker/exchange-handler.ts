@@ -1,6 +1,7 @@
 // POST /exchange (000 §4.3): SHA-256 of the verifier must equal the stored challenge (000 §1
 // rule 3); the code is consumed by one atomic update (rule 4); then the account is chosen
-// (000 §4.5) and a real session minted (000 §2.5), recorded for cascade revocation (issue 20).
+// (000 §4.5) and a real session minted (000 §2.5), recorded for cascade revocation
+// (docs/federation.md "Cascade revocation").
 import { computeCodeChallenge, isValidCodeVerifier } from '../_shared/federation/pkce.ts';
 import { type AccountFacts, chooseAccount } from './account-choice.ts';
 import { settleAccount } from './account-provisioning.ts';

@@ -1,6 +1,6 @@
-// Cascade revocation (issue 20): every session /exchange mints is recorded under the partner and
-// partner user that vouched for it, so withdrawing either signs it out. A session that cannot be
-// recorded is never handed out.
+// Cascade revocation (docs/federation.md "Cascade revocation"): every session /exchange mints is
+// recorded under the partner and partner user that vouched for it, so withdrawing either signs it
+// out. A session that cannot be recorded is never handed out.
 import { decodeBase64Url } from '../_shared/federation/base64url.ts';
 import { BrokerError } from './broker-error.ts';
 import type { MintedSession } from './session-minting.ts';

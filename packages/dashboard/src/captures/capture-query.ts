@@ -86,7 +86,7 @@ export async function listCaptures(
 export type CaptureCount = { count: number; exact: boolean };
 
 /**
- * How many captures match, from `entries_count` (issue 20): exact up to 1000, above that an
+ * How many captures match, from `entries_count`: exact up to 1000, above that an
  * estimate flagged `exact: false` (under 50 ms at 1M rows); `exact` asks for the full count,
  * which `entries_filtered_count` also gives but slower for common terms (docs/data-model.md).
  */

@@ -16,7 +16,7 @@ declare const window: any;
 
 export type Role = keyof typeof DEMO;
 
-/** Console errors and uncaught exceptions of a page (issue 18: "no console errors"). */
+/** Console errors and uncaught exceptions of a page, which the browser tests expect to be none. */
 export function collectErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('console', (message) => {

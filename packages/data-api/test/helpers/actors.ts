@@ -70,7 +70,7 @@ export function useActors(): () => Actors {
       // Frequent status snapshots, so feed tests see service_status UPDATEs quickly.
       statusIntervalMs: 500,
       // The capture tests send traffic through the stack's proxy to origins on loopback, which
-      // the proxy refuses unless told (issue 21).
+      // the proxy refuses unless told (docs/proxy.md "Listeners", Destinations).
       proxyDestinations: ['public', '127.0.0.0/8', 'localhost'],
       logger: pino({ level: process.env.STACK_LOG_LEVEL ?? 'warn' }),
     });

@@ -27,8 +27,9 @@ export interface CompleteHandoffOptions extends HandoffLinkConfig {
   /**
    * The interstitial ("Continue as a…@… from PartnerX?"), asked on every hand-off when given.
    * Replacing a signed-in user with a different one needs it: without it that case ends as
-   * `confirmation_required` (issue 20; Auth0's session-transfer rule), so a link planted by
-   * someone else (login CSRF, reference A0) never silently signs the user into a foreign account.
+   * `confirmation_required` (Auth0's session-transfer rule; docs/federation.md "Login CSRF in the
+   * companion app"), so a link planted by someone else (login CSRF, reference A0) never silently
+   * signs the user into a foreign account.
    * With no account active, or the same user's, the hand-off stays one tap (000 §1).
    */
   confirm?: (arrival: HandoffArrival) => Promise<boolean> | boolean;

@@ -26,9 +26,9 @@ export async function readActiveAccount(
  * revoked without a SIGNED_OUT, so the app sees no flicker.
  *
  * Another user is replaced only when `confirmedReplacing` names them (the person confirmed the
- * switch away from that account; issue 20, login CSRF); otherwise `confirmation_required` is
- * thrown and nothing changes. The hand-off session is then still valid on the server: revoke it
- * (completeHandoff does).
+ * switch away from that account: login CSRF, docs/federation.md "Login CSRF in the companion app");
+ * otherwise `confirmation_required` is thrown and nothing changes. The hand-off session is then
+ * still valid on the server: revoke it (completeHandoff does).
  */
 export async function installHandoffSession(
   supabase: SupabaseClient,

@@ -1,7 +1,8 @@
-// Mail asked for an address that has no account (issue 21, account enumeration): a known address
-// asked for a second mail within `max_frequency` is refused with 429 over_email_send_rate_limit,
-// so an unknown one must be too, or the second answer tells them apart. Nothing is sent either
-// way; what is remembered is only when each unknown address last asked, in memory, bounded.
+// Mail asked for an address that has no account (account enumeration; docs/local-stack.md
+// "Limits and answers that give nothing away"): a known address asked for a second mail within
+// `max_frequency` is refused with 429 over_email_send_rate_limit, so an unknown one must be too,
+// or the second answer tells them apart. Nothing is sent either way; what is remembered is only
+// when each unknown address last asked, in memory, bounded.
 import { authErrors } from './auth-error.ts';
 
 const MAX_ENTRIES = 100_000;

@@ -1,6 +1,7 @@
-// `npm run stack -- logs [service] [--follow]` (issue 20), like `docker compose logs`: the lines of
-// every service's file under <data-dir>/logs (or of one), merged in time order and printed the
-// way the terminal shows notable lines; --follow keeps printing what the services append.
+// `npm run stack -- logs [service] [--follow]` (docs/local-stack.md "Logs"), like
+// `docker compose logs`: the lines of every service's file under <data-dir>/logs (or of one),
+// merged in time order and printed the way the terminal shows notable lines; --follow keeps
+// printing what the services append.
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { StackError } from '../errors.ts';

@@ -1,8 +1,8 @@
-// The stack's logs (issue 20 "Logs people can read"): every line of every service goes, as JSON,
-// to <data-dir>/logs/<service>.log; the terminal gets either one human line per notable event
-// (a service started or stopped, a migration applied, anything at warn or above), coloured by
-// level with pino-pretty, or, off a terminal or with --log-format json, the JSON lines as before
-// for machines. Routine request and cron lines stay in the files.
+// The stack's logs (docs/local-stack.md "Logs"): every line of every service goes, as JSON, to
+// <data-dir>/logs/<service>.log; the terminal gets either one human line per notable event (a
+// service started or stopped, a migration applied, anything at warn or above), coloured by level
+// with pino-pretty, or, off a terminal or with --log-format json, the JSON lines as before for
+// machines. Routine request and cron lines stay in the files.
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';

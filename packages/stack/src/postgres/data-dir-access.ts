@@ -1,7 +1,8 @@
-// Whether the Postgres server user can reach the data directory (issue 20): when the stack runs
-// as root, Postgres runs as the `postgres` system user, and a data directory below a 0700
-// directory (a home directory, a private temp folder) stops initdb with a bare "Permission
-// denied". This finds the directory in the way and says what to do, before initdb runs.
+// Whether the Postgres server user can reach the data directory (docs/local-stack.md "When it
+// cannot start"): when the stack runs as root, Postgres runs as the `postgres` system user, and a
+// data directory below a 0700 directory (a home directory, a private temp folder) stops initdb with
+// a bare "Permission denied". This finds the directory in the way and says what to do, before
+// initdb runs.
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';

@@ -1,8 +1,8 @@
-// Whether a signed, unexpired token still stands (issue 21, Realtime): its jti is not revoked in
-// public.api_tokens (API tokens and the tool server's OAuth tokens, whose grant revocation sets
-// revoked_at) and its user is neither deleted, soft-deleted nor banned. Checked at connect, join
-// and access_token, and again whenever the change feed shows a revocation, so a channel stops
-// within one poll of the commit rather than at exp.
+// Whether a signed, unexpired token still stands (docs/realtime.md "Protocol", Revocation): its jti
+// is not revoked in public.api_tokens (API tokens and the tool server's OAuth tokens, whose grant
+// revocation sets revoked_at) and its user is neither deleted, soft-deleted nor banned. Checked at
+// connect, join and access_token, and again whenever the change feed shows a revocation, so a
+// channel stops within one poll of the commit rather than at exp.
 import type { Pool } from 'pg';
 import type { Claims } from './tokens.ts';
 import type { Change } from './wal-stream.ts';

@@ -1,5 +1,5 @@
 // Fans a batch of database changes out to the channel members whose bindings, filters and RLS
-// let them see it, in commit order (issue: Realtime, "Changes and RLS"). Filters are applied
+// let them see it, in commit order (docs/realtime.md "Changes and RLS"). Filters are applied
 // first, so only identities that would receive a change are checked; the RLS check runs once
 // per distinct identity and table per batch, all identities in one statement per connection
 // (visibility.ts); payloads are built and encoded once per role.
@@ -235,8 +235,9 @@ export class Dispatcher {
     let record = pick(change.record, selectable);
     let oldRecord = pick(change.oldRecord, selectable);
     // As Supabase Realtime's apply_rls: a DELETE on an RLS table carries the key only (no check
-    // could run). An UPDATE's old_record stays whole (the issue asks for it under REPLICA
-    // IDENTITY FULL): whoever sees the new row also sees the selectable columns it had before.
+    // could run). An UPDATE's old_record stays whole under REPLICA IDENTITY FULL, as in Supabase
+    // Realtime (docs/realtime.md "Changes and RLS", 7): whoever sees the new row also sees the
+    // selectable columns it had before.
     if (change.type === 'DELETE' && rls && oldRecord) {
       const keys = new Set(change.primaryKey.map((key) => key.name));
       oldRecord = Object.fromEntries(Object.entries(oldRecord).filter(([name]) => keys.has(name)));

@@ -1,6 +1,6 @@
 // postgres_changes filters: `column=op.value`, several joined by commas (all must hold), with the
-// operators of the issue: eq, neq, lt, lte, gt, gte, in (`in.(a,b,"c,d")`). Values compare by the
-// column's type: numbers as numbers, booleans as booleans, everything else as text.
+// operators Supabase Realtime accepts: eq, neq, lt, lte, gt, gte, in (`in.(a,b,"c,d")`). Values
+// compare by the column's type: numbers as numbers, booleans as booleans, everything else as text.
 
 export type FilterOperator = 'eq' | 'neq' | 'lt' | 'lte' | 'gt' | 'gte' | 'in';
 

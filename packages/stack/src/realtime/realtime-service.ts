@@ -1,4 +1,4 @@
-// The local stack's Realtime service (issue: Realtime): the WebSocket endpoint behind the
+// The local stack's Realtime service (docs/realtime.md): the WebSocket endpoint behind the
 // gateway at /realtime/v1/websocket, the wal2json change stream, and the fan-out to channels.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';

@@ -27,8 +27,8 @@ export async function verifyRealtimeToken(
 }
 
 /**
- * Subscribers whose claims differ only in timing fields share one RLS check (issue: group by
- * identity); every other claim may matter to a policy and stays in the key.
+ * Subscribers whose claims differ only in timing fields share one RLS check (docs/realtime.md
+ * "Changes and RLS"); every other claim may matter to a policy and stays in the key.
  */
 export function identityKey(claims: Claims): string {
   const { exp: _exp, iat: _iat, nbf: _nbf, jti: _jti, ...rest } = claims;

@@ -1,6 +1,6 @@
-// The durable record of every farm call (issue 16 "Gating"): who (user, token, client), which
-// tool, what happened (asked, refused, ran, failed), the redacted arguments, the outcome and how
-// long it took. A run is recorded before it starts and completed after, so a run that never
+// The durable record of every farm call (docs/farm.md "The audit"): who (user, token, client),
+// which tool, what happened (asked, refused, ran, failed), the redacted arguments, the outcome and
+// how long it took. A run is recorded before it starts and completed after, so a run that never
 // finishes (a crash, a deploy) still shows; when the record cannot be written, nothing runs.
 import { createHash } from 'node:crypto';
 import type { CallerProfile } from '../mcp/caller-profile.ts';

@@ -1,7 +1,8 @@
 // verify_mode hmac (000 §2.4, §4.1): signature = BASE64URL(HMAC-SHA256(secret, canonical(payload))),
 // compared in constant time; iat within [now - 120 s, now + 30 s]; the jti is burned by the
 // caller when the code is issued. A payload may also carry the /start request's code_challenge
-// (issue 20, reference A2), which clients onboarded with hmac_binds_challenge require.
+// (reference A2; docs/federation.md "Verify modes"), which clients onboarded with
+// hmac_binds_challenge require.
 import { decodeBase64Url } from '../../_shared/federation/base64url.ts';
 import { canonicalJson } from '../../_shared/federation/canonical-json.ts';
 import { constantTimeEqual } from '../../_shared/federation/constant-time.ts';
