@@ -217,7 +217,10 @@ export const ToolServerConfigSchema = z.object({
    */
   refreshReuseIntervalSeconds: z.number().int().min(0).max(60).default(10),
   authorizationRequestTtlSeconds: z.number().int().min(60).max(3_600).default(600),
-  /** OAuth 2.1 §4.1.2: codes are short-lived; the issue fixes 60 s. */
+  /**
+   * OAuth 2.1 §4.1.2: codes are short-lived. 60 s covers a client's redirect and exchange and
+   * leaves little time to a leaked code (docs/tool-server.md "Codes").
+   */
   codeTtlSeconds: z.number().int().min(10).max(600).default(60),
   /** Registrations per client address per hour (RFC 7591 leaves abuse control to us). */
   registrationsPerHour: z.number().int().min(1).default(30),
