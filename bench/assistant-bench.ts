@@ -6,7 +6,6 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import pino from 'pino';
 import {
   ResponsesStub,
@@ -14,13 +13,39 @@ import {
   toolTurn,
 } from '../packages/assistant/test/helpers/responses-stub.ts';
 import { startStack } from '../packages/stack/src/index.ts';
+import { parseBenchArgs } from './bench-cli.ts';
 import { percentile } from './percentile.ts';
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '30' },
-    streams: { type: 'string', default: '50' },
-    'project-dir': { type: 'string' },
+const { values } = parseBenchArgs({
+  name: 'bench:assistant',
+  measures: `The assistant (POST /functions/v1/ask) on a throwaway stack, against a Responses API
+    double on loopback, as a member with Accept: text/event-stream: time to first byte and to done
+    with 0, 1 and 3 tool steps (each step a list_devices read as the caller through PostgREST),
+    interleaved round by round after 10 warm-ups; then the ask function's memory (RSS from /proc)
+    with many streams held open at once.`,
+  comparedWith: `the same double called directly in the same rounds (no ask function between):
+    the JSON gives what ask adds to the first byte and to done, and per tool step; the memory
+    figure is set against the function's idle RSS (docs/assistant.md, "Benchmark").`,
+  flags: {
+    runs: {
+      type: 'string',
+      value: 'N',
+      description: 'timed rounds (direct, then ask with 0, 1 and 3 tool steps), after 10 warm-ups',
+      default: '30',
+    },
+    streams: {
+      type: 'string',
+      value: 'N',
+      description: 'ask streams held open at once for the memory figure',
+      default: '50',
+    },
+    'project-dir': {
+      type: 'string',
+      value: 'DIR',
+      description: `the Supabase project to start the stack from (another tree, for a before/after);
+        the tool server is then left out`,
+      unset: 'this repository',
+    },
   },
 });
 const runs = Number(values.runs);

@@ -7,20 +7,49 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
+import { parseBenchArgs } from './bench-cli.ts';
 import { prepareBenchEntries } from './entries-generator.ts';
 import { percentile } from './percentile.ts';
 
-const { values } = parseArgs({
-  options: {
-    entries: { type: 'string', default: '1000000' },
-    weeks: { type: 'string', default: '26' },
-    runs: { type: 'string', default: '40' },
-    'exact-runs': { type: 'string', default: '10' },
+const { values } = parseBenchArgs({
+  name: 'bench:counts',
+  measures: `The entry counts the dashboard asks, at N generated entries, through the gateway and
+    PostgREST, as an admin (every row) and a member (own devices): p50/p95 of entries_count (exact
+    up to 1000, a flagged estimate above), and for estimates how far they fell from the exact count
+    (median and worst). It prints the machine's load at the start and the end.`,
+  comparedWith: `the exact count of the same filter in the same run: entries_filtered_count where
+    it takes the filter, else entries_count with exact => true (marked †). Goal: p95 under 50 ms
+    for every count, exact when small (docs/data-model.md, "Counts").`,
+  flags: {
+    entries: {
+      type: 'string',
+      value: 'N',
+      description:
+        'captures generated before timing by bench/entries-generator.ts, for 10 users x 5 devices',
+      default: '1000000',
+    },
+    weeks: {
+      type: 'string',
+      value: 'W',
+      description: 'weeks the captures are spread over, evenly, one weekly partition each',
+      default: '26',
+    },
+    runs: {
+      type: 'string',
+      value: 'N',
+      description: 'timed entries_count calls per case, after one warm-up',
+      default: '40',
+    },
+    'exact-runs': {
+      type: 'string',
+      value: 'N',
+      description: 'timed exact-count calls per case (the anchor), after one warm-up',
+      default: '10',
+    },
   },
 });
 const runs = Number(values.runs);

@@ -6,20 +6,51 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
+import { parseBenchArgs } from './bench-cli.ts';
 import { prepareBenchEntries } from './entries-generator.ts';
 import { percentile } from './percentile.ts';
 
-const { values } = parseArgs({
-  options: {
-    entries: { type: 'string', default: '1000000' },
-    weeks: { type: 'string', default: '26' },
-    runs: { type: 'string', default: '40' },
-    'naive-runs': { type: 'string', default: '5' },
+const { values } = parseBenchArgs({
+  name: 'bench:entries',
+  measures: `The entry search RPCs at N generated entries, through the gateway and PostgREST with a
+    user's JWT, as an admin (sees all) and a scoped user (own devices only): p50/p95 of
+    entries_filtered_list (a search term, a host filter, page 100 by keyset) and of
+    entries_filtered_count.`,
+  comparedWith: `the same reads written naively on payload->> as plain REST in the same run
+    (payload->>url=ilike.*term*, payload->>host=eq.…, offset= paging, Prefer: count=exact); the
+    ratio is naive p50 over RPC p50. Goal: p95 under 50 ms and at least 20x the naive form
+    (docs/data-model.md, "Benchmark").`,
+  flags: {
+    entries: {
+      type: 'string',
+      value: 'N',
+      description:
+        'captures generated before timing by bench/entries-generator.ts, for 10 users x 5 devices',
+      default: '1000000',
+    },
+    weeks: {
+      type: 'string',
+      value: 'W',
+      description: 'weeks the captures are spread over, evenly, one weekly partition each',
+      default: '26',
+    },
+    runs: {
+      type: 'string',
+      value: 'N',
+      description: 'timed calls of each RPC case, after one warm-up',
+      default: '40',
+    },
+    'naive-runs': {
+      type: 'string',
+      value: 'N',
+      description:
+        'timed calls of each naive payload->> case, after one warm-up; fewer, as they are slow',
+      default: '5',
+    },
   },
 });
 const runs = Number(values.runs);

@@ -6,17 +6,40 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createClient } from '@supabase/supabase-js';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
+import { parseBenchArgs } from './bench-cli.ts';
 import { percentile } from './percentile.ts';
 
-const { values } = parseArgs({
-  options: {
-    requests: { type: 'string', default: '200' },
-    seconds: { type: 'string', default: '10' },
-    workers: { type: 'string', default: '8' },
+const { values } = parseBenchArgs({
+  name: 'bench:federation',
+  measures: `The federation hand-off (hmac /start + /exchange of an already-bound partner user,
+    through the gateway) on a throwaway stack: round-trip latency p50/p95 of sequential hand-offs,
+    then hand-offs per second from concurrent workers, each a different partner user.`,
+  comparedWith: `a plain password sign-in (POST /auth/v1/token?grant_type=password) on the same
+    stack in the same run, measured the same two ways; the JSON gives both and their ratios. Goal:
+    hand-off p95 under 100 ms locally (docs/federation.md, "Benchmark").`,
+  flags: {
+    requests: {
+      type: 'string',
+      value: 'N',
+      description: 'sequential round trips timed on each side, after 10 warm-ups',
+      default: '200',
+    },
+    seconds: {
+      type: 'string',
+      value: 'S',
+      description:
+        'seconds of concurrent load on each side for the per-second figures; 0 measures latency only',
+      default: '10',
+    },
+    workers: {
+      type: 'string',
+      value: 'W',
+      description: 'concurrent workers during the per-second figures',
+      default: '8',
+    },
   },
 });
 const requests = Number(values.requests);

@@ -8,16 +8,42 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { REPO_ROOT, startStack } from '../packages/stack/src/index.ts';
+import { parseBenchArgs } from './bench-cli.ts';
 import { cpuMsBetween, descendantCpuMs } from './process-tree-cpu.ts';
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '16' },
+const { values } = parseBenchArgs({
+  name: 'bench:stack',
+  measures: `The local stack on the test fixture project: cold start (new data dir: initdb, bootstrap,
+    migrations, seed, services) and warm start (the same data dir again), in seconds; then
+    requests/s of one anon GET through the gateway and straight to PostgREST (autocannon in its
+    own process, the two sides alternating round by round), with the CPU one request costs the
+    gateway's nginx, this process (the gateway's router beside the stack's other Node services)
+    and PostgREST + Postgres on each side.`,
+  comparedWith: `the same GET straight to PostgREST in the same run: the gateway ratio is
+    gateway req/s over direct req/s, paired per round (goal at least 0.9 at 16 connections);
+    starts are held to the goal of a warm start under 5 s (docs/local-stack.md, "Benchmark").`,
+  flags: {
+    rounds: {
+      type: 'string',
+      value: 'N',
+      description:
+        'rounds of a cold and a warm start, then of the gateway/direct load pair; figures are medians',
+      default: '3',
+    },
+    seconds: {
+      type: 'string',
+      value: 'S',
+      description: 'seconds of autocannon load on each side (gateway, direct) in each round',
+      default: '5',
+    },
+    connections: {
+      type: 'string',
+      value: 'C',
+      description: 'autocannon connections on each side',
+      default: '16',
+    },
   },
 });
 const rounds = Number(values.rounds);

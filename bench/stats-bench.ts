@@ -5,19 +5,49 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
+import { parseBenchArgs } from './bench-cli.ts';
 import { createBenchDevices, insertBenchEntries } from './entries-generator.ts';
 import { percentile } from './percentile.ts';
 
-const { values } = parseArgs({
-  options: {
-    sizes: { type: 'string', default: '10000,100000,1000000' },
-    runs: { type: 'string', default: '30' },
-    'naive-runs': { type: 'string', default: '5' },
-    weeks: { type: 'string', default: '26' },
+const { values } = parseBenchArgs({
+  name: 'bench:stats',
+  measures: `get_stats() p50/p95 at each size, in SQL as an admin caller (role and claims set as
+    PostgREST sets them), on a throwaway stack loaded with generated captures step by step (50
+    devices); after each step the service-stats prune and vacuum analyze run, as the cron job and
+    autovacuum would.`,
+  comparedWith: `private.bench_naive_stats(), created by the bench: the same snapshot computed from
+    entries on every call, timed the same way in the same run. Goal: get_stats under 100 ms at 1M
+    entries (docs/feeds.md, "Benchmark").`,
+  flags: {
+    sizes: {
+      type: 'string',
+      value: 'LIST',
+      description:
+        'entry counts to measure at, comma-separated, ascending: captures are added up to each',
+      default: '10000,100000,1000000',
+    },
+    runs: {
+      type: 'string',
+      value: 'N',
+      description: 'timed get_stats() calls per size, after one warm-up',
+      default: '30',
+    },
+    'naive-runs': {
+      type: 'string',
+      value: 'N',
+      description:
+        'timed naive full-scan calls per size, after one warm-up; fewer, as they are slow',
+      default: '5',
+    },
+    weeks: {
+      type: 'string',
+      value: 'W',
+      description: 'weeks the captures are spread over, evenly',
+      default: '26',
+    },
   },
 });
 const sizes = values.sizes.split(',').map(Number);

@@ -9,26 +9,71 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
+import { parseBenchArgs } from './bench-cli.ts';
 import { generateBenchData } from './entries-generator.ts';
 import { percentile } from './percentile.ts';
 
-const { values } = parseArgs({
-  options: {
-    entries: { type: 'string', default: '1000000' },
-    weeks: { type: 'string', default: '26' },
-    // 3 users x 2 devices: each device holds about 1/6 of the captures (a busy device).
-    users: { type: 'string', default: '3' },
-    'devices-per-user': { type: 'string', default: '2' },
-    // Response-body bytes per capture: 0 keeps payloads inline (~0.5 kB); 4096 stores them out
-    // of line, as real captures with bodies are, which is what payload->> pays for.
-    'body-bytes': { type: 'string', default: '0' },
-    runs: { type: 'string', default: '40' },
-    'naive-runs': { type: 'string', default: '10' },
+const { values } = parseBenchArgs({
+  name: 'bench:traffic',
+  measures: `The traffic-tool RPCs at N generated entries, as an admin and as the member who owns the
+    summarized device: p50/p95 of summarize_device_traffic (24 h, 7 d and 31 d windows) and
+    inspect_entries (a page of 50, with and without filters), on the tool server's path (one
+    pooled connection: begin, role authenticated with the caller's claims, the call, end of
+    transaction) and through the gateway and PostgREST.`,
+  comparedWith: `in the same run, on the same data and path: inspect_entries beside
+    entries_filtered_list, and the summary beside the same function reading payload->> instead of
+    the native columns (a copy the bench makes). Goal: p95 under 100 ms at 1M entries
+    (docs/data-model.md, "Traffic tools").`,
+  flags: {
+    entries: {
+      type: 'string',
+      value: 'N',
+      description: 'captures generated before timing by bench/entries-generator.ts',
+      default: '1000000',
+    },
+    weeks: {
+      type: 'string',
+      value: 'W',
+      description: 'weeks the captures are spread over, evenly, one weekly partition each',
+      default: '26',
+    },
+    users: {
+      type: 'string',
+      value: 'N',
+      description: `users owning the captures; 3 users x 2 devices leave about 1/6 of them on each
+        device, so the summarized one is busy`,
+      default: '3',
+    },
+    'devices-per-user': {
+      type: 'string',
+      value: 'N',
+      description: 'devices each user has',
+      default: '2',
+    },
+    'body-bytes': {
+      type: 'string',
+      value: 'B',
+      description: `response-body bytes per capture: 0 keeps payloads inline (~0.5 kB); 4096 stores
+        them out of line, as real captures with bodies are, which is what payload->> pays for`,
+      default: '0',
+    },
+    runs: {
+      type: 'string',
+      value: 'N',
+      description:
+        'timed calls per case on each path and of entries_filtered_list, after one warm-up',
+      default: '40',
+    },
+    'naive-runs': {
+      type: 'string',
+      value: 'N',
+      description: 'timed calls of the payload->> summary per case, after one warm-up',
+      default: '10',
+    },
   },
 });
 const runs = Number(values.runs);

@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
 import { type Browser, chromium } from 'playwright-core';
+import { parseBenchArgs } from '../../../bench/bench-cli.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { FarmConfigSchema } from '../src/config.ts';
@@ -23,7 +23,25 @@ import type { ToolCall } from '../src/mcp/tool-definition.ts';
 import { createDatabase } from '../src/store/database.ts';
 import { mintAccessToken } from './bench-tokens.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' } } });
+const { values } = parseBenchArgs({
+  name: 'bench:browser',
+  measures: `browser_cdp: navigate + screenshot of a small local page on a warm session (the browser
+    already running) and on a cold one (browser start included), through MCP, beside the same
+    actions on our sandboxed browser driven directly (no MCP) and with Playwright through the
+    capture proxy, so each layer shows: Chromium, + capture proxy, + our sandbox (bwrap, uid,
+    bridge, NSS database), + MCP (bearer auth, audit rows, one call per action). p50/p95 of each.`,
+  comparedWith: `Playwright on the same Debian Chromium, direct (no proxy), warm and cold, in the
+    same run: every row's p50 is given as a ratio to it (docs/farm.md).`,
+  flags: {
+    runs: {
+      type: 'string',
+      value: 'N',
+      description: `warm runs of each layer, after 2 warm-ups; cold runs (a browser start each) are
+        half as many, at least 5`,
+      default: '20',
+    },
+  },
+});
 const runs = Number(values.runs);
 /** Cold runs start a browser each: fewer of them. */
 const coldRuns = Math.max(5, Math.round(runs / 2));

@@ -11,10 +11,10 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import pg from 'pg';
 import pino from 'pino';
+import { parseBenchArgs } from '../../../bench/bench-cli.ts';
 import { prepareBenchEntries } from '../../../bench/entries-generator.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
@@ -22,13 +22,48 @@ import { findFreePort } from '../../stack/src/ports.ts';
 import { startToolServer } from '../src/index.ts';
 import { mintAccessToken } from './bench-tokens.ts';
 
-const { values } = parseArgs({
-  options: {
-    entries: { type: 'string', default: '1000000' },
-    weeks: { type: 'string', default: '26' },
-    waves: { type: 'string', default: '3' },
-    flood: { type: 'string', default: '500' },
-    rounds: { type: 'string', default: '3' },
+const { values } = parseBenchArgs({
+  name: 'bench:fair-use',
+  measures: `Fair use at N generated entries: an admin's tool calls (a wave of 2 searches and 4
+    other calls each second) and another user's REST reads while one member floods
+    inspect_requests searches from a worker thread, with fair use off (the pool's first-come
+    queue, as before it existed) and on (the defaults), on one database: ok / 429 / failed counts
+    and p50/p95 for each party. The scenarios run in turn, round after round, results pooled.`,
+  comparedWith: `the no-flood scenario, and the same flood sent straight to PostgREST
+    (rpc/inspect_entries), the yardstick for what one member can already do to others through
+    REST; all in the same run (docs/tool-server.md, "Benchmark: npm run bench:fair-use").`,
+  flags: {
+    entries: {
+      type: 'string',
+      value: 'N',
+      description:
+        'captures generated before timing by bench/entries-generator.ts, for 10 users x 5 devices',
+      default: '1000000',
+    },
+    weeks: {
+      type: 'string',
+      value: 'W',
+      description: 'weeks the captures are spread over, evenly, one weekly partition each',
+      default: '26',
+    },
+    waves: {
+      type: 'string',
+      value: 'N',
+      description: "waves of the member's flood, each sent once the previous one has answered",
+      default: '3',
+    },
+    flood: {
+      type: 'string',
+      value: 'N',
+      description: 'concurrent inspect_requests searches in each wave',
+      default: '500',
+    },
+    rounds: {
+      type: 'string',
+      value: 'N',
+      description: 'times the four scenarios run in turn; their results are pooled',
+      default: '3',
+    },
   },
 });
 const waves = Number(values.waves);

@@ -9,16 +9,33 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
+import { parseBenchArgs } from '../../../bench/bench-cli.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { FarmConfigSchema } from '../src/config.ts';
 import { ShellSandbox } from '../src/farm/shell/shell-sandbox.ts';
 import { mintAccessToken } from './bench-tokens.ts';
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '30' } } });
+const { values } = parseBenchArgs({
+  name: 'bench:farm',
+  measures: `The farm tools' layers, each timed on a trivial command (true) in one run: our sandbox
+    started directly (prlimit, generated /etc, tmpfs mounts, uid switch); one approved
+    farm_run_shell over MCP (bearer auth, audit rows, the pending action redeemed); and the whole
+    round: the agent asks, a person approves over REST from a dashboard session (its machine cost
+    only), the agent calls again. p50/p95 of each.`,
+  comparedWith: `a bare bwrap with the same namespaces and a minimal root, in the same run: the
+    floor; every layer's p50 is given as a ratio to it (docs/farm.md, "Shell benchmark").`,
+  flags: {
+    runs: {
+      type: 'string',
+      value: 'N',
+      description: 'timed calls of each layer, after 3 warm-ups',
+      default: '30',
+    },
+  },
+});
 const runs = Number(values.runs);
 
 async function measure(name: string, action: () => Promise<void>) {

@@ -4,26 +4,44 @@
 // refresh grant; (d) the password sign-in. Sequential round trips over loopback: min, p50, p95,
 // max, and p50/p95 as ratios to the sign-in.
 // Run: npx node packages/tool-server/bench/oauth-bench.ts [--runs N] [--warmup W]
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { REPO_ROOT, startStack } from '@capture/stack';
 import pg from 'pg';
 import pino from 'pino';
+import { parseBenchArgs } from '../../../bench/bench-cli.ts';
 import { percentile } from '../../../bench/percentile.ts';
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '200' },
-    warmup: { type: 'string', default: '10' },
+const { values, exitWithUsage } = parseBenchArgs({
+  name: 'bench:oauth',
+  measures: `The tool server's authorization server on a throwaway stack, sequential round trips
+    over loopback: (a) a full headless authorization, registration to the first authenticated MCP
+    call; (b) /token exchanging a prepared code; (c) /token with the refresh grant. Min, p50, p95
+    and max of each.`,
+  comparedWith: `(d) a password sign-in (/auth/v1/token?grant_type=password) on the same stack in
+    the same run: every row's p50 and p95 are also given as ratios to it (docs/tool-server.md,
+    "Benchmark").`,
+  flags: {
+    runs: {
+      type: 'string',
+      value: 'N',
+      description: 'timed round trips per row, after the warm-up ones; at least 1',
+      default: '200',
+    },
+    warmup: {
+      type: 'string',
+      value: 'W',
+      description: 'untimed round trips per row before the timed ones; 0 or more',
+      default: '10',
+    },
   },
 });
 const runs = Number(values.runs);
 const warmup = Number(values.warmup);
 if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(warmup) || warmup < 0) {
-  throw new Error('--runs must be a positive integer and --warmup a non-negative one');
+  exitWithUsage('--runs must be a positive integer and --warmup a non-negative one');
 }
 
 const MEMBER = { email: 'user@demo.local', password: 'demo-user-pass' };
@@ -99,6 +117,9 @@ async function register(): Promise<string> {
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
       client_name: 'OAuth benchmark',
+      // A registration of its own each time: identical loopback ones from one address share a
+      // client (docs/tool-server.md, registrations), which would time a lookup, not a sign-up.
+      software_id: randomUUID(),
     },
     {},
     201,

@@ -7,20 +7,51 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
+import { parseBenchArgs } from '../../../bench/bench-cli.ts';
 import { prepareBenchEntries } from '../../../bench/entries-generator.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { mintAccessToken } from './bench-tokens.ts';
 
-const { values } = parseArgs({
-  options: {
-    entries: { type: 'string', default: '1000000' },
-    weeks: { type: 'string', default: '26' },
-    runs: { type: 'string', default: '100' },
-    concurrency: { type: 'string', default: '50' },
+const { values } = parseBenchArgs({
+  name: 'bench:tools',
+  measures: `The MCP data tools at N generated entries: raw tools/call POSTs of inspect_requests,
+    summarize_device_traffic and get_stats (p50/p95), as an admin and a scoped user, first
+    sequential calls, then many concurrent clients (p50/p95 and calls per second); a call whose
+    result is a JSON-RPC or tool error counts as failed.`,
+  comparedWith: `the same query over REST (PostgREST RPC through the gateway, same token) in the
+    same run, so the tool server's overhead shows as a ratio. Goals: p95 under 100 ms at 1M
+    entries for each tool, overhead under 1.3x (docs/tool-server.md, "Benchmark: npm run
+    bench:tools").`,
+  flags: {
+    entries: {
+      type: 'string',
+      value: 'N',
+      description:
+        'captures generated before timing by bench/entries-generator.ts, for 10 users x 5 devices',
+      default: '1000000',
+    },
+    weeks: {
+      type: 'string',
+      value: 'W',
+      description: 'weeks the captures are spread over, evenly, one weekly partition each',
+      default: '26',
+    },
+    runs: {
+      type: 'string',
+      value: 'N',
+      description: `sequential calls per row on each path, after 5 warm-ups; each concurrent client
+        then makes a fifth as many, at least 4`,
+      default: '100',
+    },
+    concurrency: {
+      type: 'string',
+      value: 'C',
+      description: 'concurrent clients in the second part, on each path',
+      default: '50',
+    },
   },
 });
 const runs = Number(values.runs);
