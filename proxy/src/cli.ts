@@ -31,7 +31,7 @@ Runs the capture proxy. Settings come from the environment (docs/proxy.md):
 
 Example: PROXY_DB_URL=postgresql://postgres:postgres@127.0.0.1:54322/postgres node proxy/src/cli.ts`;
 
-// A CLI that explains itself (issue 20): --help, and one line per mistake with the usage, exit 2.
+// A CLI that explains itself: --help, and one line per mistake with the usage, exit 2.
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h') || args[0] === 'help') {
   console.log(USAGE);

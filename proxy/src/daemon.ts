@@ -14,7 +14,8 @@ import { CaptureWriter } from './capture/capture-writer.ts';
 import { DestinationPolicy } from './destination-policy.ts';
 import { DEFAULT_ALLOCATE_FAILURES_PER_MINUTE } from './devices/allocate-limiter.ts';
 import { DEFAULT_PORTS_PER_ACCOUNT } from './devices/device-registry.ts';
-import { type RunningProxy, startProxy } from './proxy-server.ts';
+import type { RunningProxy } from './proxy-options.ts';
+import { startProxy } from './proxy-server.ts';
 import { loadOrCreateCertificateAuthority } from './tls/certificate-authority.ts';
 
 export interface DaemonConfig {
@@ -61,7 +62,7 @@ const list = (value: string) =>
 /**
  * A setting the proxy builds something from at start (an address list, a policy, a file) is
  * tried here, so a bad one is named as a setting (cli.ts: one line, exit 2), not thrown later
- * as a stack trace (issue 20).
+ * as a stack trace.
  */
 function buildable(build: (value: string) => unknown) {
   return (value: string | undefined, context: z.RefinementCtx) => {

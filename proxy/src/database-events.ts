@@ -1,9 +1,10 @@
-// Postgres notifications the proxy acts on (issue 19): a resumed breakpoint, changed breakpoint
-// settings, a device port allocated, moved or freed anywhere. One connection LISTENs on every
-// channel (never polling per request). Whenever LISTEN starts, the first time included, the
-// owners reload their whole state (`onConnected`): what changed between their own load and the
-// LISTEN (at start: while the listeners opened; later: while the connection was down) is not
-// heard, so it is read instead. When the connection drops it is re-opened after a second.
+// Postgres notifications the proxy acts on (docs/proxy.md "Breakpoints", "Devices, ports and PAC"):
+// a resumed breakpoint, changed breakpoint settings, a device port allocated, moved or freed
+// anywhere. One connection LISTENs on every channel (never polling per request). Whenever LISTEN
+// starts, the first time included, the owners reload their whole state (`onConnected`): what
+// changed between their own load and the LISTEN (at start: while the listeners opened; later: while
+// the connection was down) is not heard, so it is read instead. When the connection drops it is
+// re-opened after a second.
 import type pg from 'pg';
 import type { Logger } from 'pino';
 

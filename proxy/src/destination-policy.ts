@@ -1,8 +1,9 @@
-// Where the proxy may connect on a client's behalf (issue 21, SSRF). Entries are CIDRs, host
-// patterns (`localhost`, `*.internal.example`) and the keyword `public`: any destination whose
-// address is not special-use (special-addresses.ts: loopback, private, link-local, metadata...).
-// Unset means `public` alone, so by default nobody reaches our own services (the API on
-// 127.0.0.1, the database, the cloud metadata endpoint) through the proxy.
+// Where the proxy may connect on a client's behalf, against SSRF (docs/proxy.md "Listeners",
+// Destinations). Entries are CIDRs, host patterns (`localhost`, `*.internal.example`) and the
+// keyword `public`: any destination whose address is not special-use (special-addresses.ts:
+// loopback, private, link-local, metadata...). Unset means `public` alone, so by default nobody
+// reaches our own services (the API on 127.0.0.1, the database, the cloud metadata endpoint)
+// through the proxy.
 //
 // A destination passes in two steps. Its name: an IP literal in any spelling is the address it
 // names; a DNS name must match a listed pattern, or `public` must be listed (then its address

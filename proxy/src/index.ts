@@ -15,12 +15,8 @@ export {
 export { DestinationPolicy } from './destination-policy.ts';
 export { DeviceRegistry, type PortRange } from './devices/device-registry.ts';
 export { PAC_CONTENT_TYPE, pacBody } from './devices/pac.ts';
-export {
-  type DeviceOptions,
-  type ProxyOptions,
-  type RunningProxy,
-  startProxy,
-} from './proxy-server.ts';
+export type { DeviceOptions, ProxyOptions, RunningProxy } from './proxy-options.ts';
+export { startProxy } from './proxy-server.ts';
 export {
   type CertificateAuthority,
   CertificateAuthorityError,

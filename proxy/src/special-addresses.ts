@@ -1,10 +1,11 @@
-// Which IP addresses the proxy must not reach unless told to (issue 21, SSRF): loopback, private,
-// link-local (169.254.169.254 and fd00:ec2::254, the cloud metadata services, among them),
-// shared, reserved, documentation, multicast and the IPv6 forms that carry an IPv4 address
-// (RFC 6890 registries; the tool server's metadata-document guard imports this list). Also the
-// spellings a host can take: integer and octal/hex dotted IPv4 (inet_aton, which getaddrinfo and
-// so every connect accept: `2130706433`, `0177.1`, `0x7f.0.0.1`) and IPv4-mapped IPv6 in either
-// notation (`::ffff:127.0.0.1`, `::ffff:7f00:1`), normalized before the check.
+// Which IP addresses the proxy must not reach unless told to (SSRF; docs/proxy.md "Listeners",
+// Destinations): loopback, private, link-local (169.254.169.254 and fd00:ec2::254, the cloud
+// metadata services, among them), shared, reserved, documentation, multicast and the IPv6 forms
+// that carry an IPv4 address (RFC 6890 registries; the tool server's metadata-document guard
+// imports this list). Also the spellings a host can take: integer and octal/hex dotted IPv4
+// (inet_aton, which getaddrinfo and so every connect accept: `2130706433`, `0177.1`, `0x7f.0.0.1`)
+// and IPv4-mapped IPv6 in either notation (`::ffff:127.0.0.1`, `::ffff:7f00:1`), normalized before
+// the check.
 import { BlockList, isIP } from 'node:net';
 
 const special = new BlockList();

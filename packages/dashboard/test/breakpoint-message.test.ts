@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { editableMessage, MODIFIABLE_KEYS } from '../src/console/breakpoint-message.ts';
 
-// proxy/src/http/forward-http.ts: the request phase's message.
+// proxy/src/http/forward-held.ts: the request phase's message.
 const HELD_REQUEST = {
   method: 'POST',
   scheme: 'http',

@@ -1,16 +1,16 @@
-// Breakpoints that hold live traffic (issue 19; 001 §2.2, §3): the patterns of the settings
-// (settings_global merged with each device's settings by effective_settings_for_device), and the
-// exchanges held on them. A held exchange is a breakpoint_events row (resumed_at null, the
-// message as captured, proxy_instance = this proxy); it is released when the row is resumed
-// (REST PATCH, the tool server, the dashboard), which this proxy hears by NOTIFY and answers
-// within milliseconds; a held row deleted (alone or with its device) aborts its exchange the same
-// way. Limits (docs/proxy.md): a hold lasts at most `holdTimeoutMs`, then the
-// exchange continues unchanged (closed_by_proxy 'timeout'); at most `maxHeld` exchanges are held
-// at once (beyond, traffic flows unheld and the capture says so); on stop every held client gets
-// 503 and its row is closed (aborted, 'proxy_stopped'); rows of a proxy that died are closed by
-// it when it starts again ('proxy_restarted') or, if it never does, by any other proxy once
-// they are older than the hold limit plus a minute ('proxy_lost'). Another proxy's rows are
-// otherwise never touched: only the holder can release its client.
+// Breakpoints that hold live traffic (001 §2.2, §3; docs/proxy.md "Breakpoints"): the patterns of
+// the settings (settings_global merged with each device's settings by
+// effective_settings_for_device), and the exchanges held on them. A held exchange is a
+// breakpoint_events row (resumed_at null, the message as captured, proxy_instance = this proxy); it
+// is released when the row is resumed (REST PATCH, the tool server, the dashboard), which this
+// proxy hears by NOTIFY and answers within milliseconds; a held row deleted (alone or with its
+// device) aborts its exchange the same way. Limits (docs/proxy.md): a hold lasts at most
+// `holdTimeoutMs`, then the exchange continues unchanged (closed_by_proxy 'timeout'); at most
+// `maxHeld` exchanges are held at once (beyond, traffic flows unheld and the capture says so); on
+// stop every held client gets 503 and its row is closed (aborted, 'proxy_stopped'); rows of a proxy
+// that died are closed by it when it starts again ('proxy_restarted') or, if it never does, by any
+// other proxy once they are older than the hold limit plus a minute ('proxy_lost'). Another proxy's
+// rows are otherwise never touched: only the holder can release its client.
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseEvents } from '../database-events.ts';

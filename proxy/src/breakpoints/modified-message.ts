@@ -1,10 +1,10 @@
-// A breakpoint's `modified_message` (issue 19) applied to the held message: for a request
-// `method`, `url`, `headers`, `body`; for a response `status`, `headers`, `body` (the database
-// refuses other keys). Absent fields keep the held value. `headers` replaces every header and is
-// `[[name, value], …]` (the capture's form) or `{name: value | [values]}`; `body` is a string
-// (UTF-8), `{"text": …}`, `{"base64": …}` or null (empty). A new body gets its Content-Length
-// and loses Transfer-Encoding, and, when `headers` is not given too, Content-Encoding (the
-// editor wrote the decoded form it was shown).
+// A breakpoint's `modified_message` (docs/proxy.md "Breakpoints") applied to the held message: for
+// a request `method`, `url`, `headers`, `body`; for a response `status`, `headers`, `body` (the
+// database refuses other keys). Absent fields keep the held value. `headers` replaces every header
+// and is `[[name, value], …]` (the capture's form) or `{name: value | [values]}`; `body` is a
+// string (UTF-8), `{"text": …}`, `{"base64": …}` or null (empty). A new body gets its
+// Content-Length and loses Transfer-Encoding, and, when `headers` is not given too,
+// Content-Encoding (the editor wrote the decoded form it was shown).
 
 export class ModifiedMessageError extends Error {
   override name = 'ModifiedMessageError';

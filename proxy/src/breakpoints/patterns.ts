@@ -1,4 +1,4 @@
-// Breakpoint patterns (issue 19; docs/proxy.md "Breakpoints"): the `breakpoints` list of the
+// Breakpoint patterns (docs/proxy.md "Breakpoints"): the `breakpoints` list of the
 // settings (settings_global merged with settings_device by effective_settings_for_device), each
 // `{"pattern": "[METHODS ][scheme://]host[:port][/path[?query]]", "phase": "request" | "response"
 // | "both", "enabled": true}` or a bare pattern string (request phase). `*` matches any run of

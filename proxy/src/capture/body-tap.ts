@@ -1,6 +1,7 @@
 // Keeps the first `cap` bytes of a streamed body for the capture while the whole body streams
-// through, so a large download passes with bounded memory (issue: capture proxy). A complete
-// body sent with gzip, deflate, br or zstd is stored decoded, with the wire size recorded.
+// through, so a large download passes with bounded memory (docs/proxy.md "What happens to a
+// request", Bodies). A complete body sent with gzip, deflate, br or zstd is stored decoded, with
+// the wire size recorded.
 import zlib from 'node:zlib';
 export interface CapturedBody {
   text?: string;

@@ -1,6 +1,7 @@
 // gRPC message framing (gRPC over HTTP/2, "Length-Prefixed-Message": a compressed flag byte and a
 // 4-byte big-endian length, then the message), read as the body streams by, so a capture can say
-// how many messages went each way and how big each was without keeping them (issue 19).
+// how many messages went each way and how big each was without keeping them (docs/proxy.md "What
+// happens to a request").
 const KEPT_SIZES = 100;
 
 export class GrpcFrameCounter {

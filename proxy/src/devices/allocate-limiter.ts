@@ -1,10 +1,10 @@
-// Failed POST /allocate calls are limited per client address (issue 21), the way the federation
-// broker limits its endpoints: fixed one-minute windows counted in Postgres, so every daemon
-// sharing the database shares the count. A call takes its place in the count before it is
-// answered (private.begin_proxy_allocate_attempt, one atomic upsert), so calls sent together
-// cannot all pass while the count stands still; one that succeeds gives its place back. Past the
-// limit an address is answered 429 before its credentials are looked at, which stops guessing
-// bundle secrets and probing device ownership.
+// Failed POST /allocate calls are limited per client address (docs/proxy.md "Devices, ports and
+// PAC"), the way the federation broker limits its endpoints: fixed one-minute windows counted in
+// Postgres, so every daemon sharing the database shares the count. A call takes its place in the
+// count before it is answered (private.begin_proxy_allocate_attempt, one atomic upsert), so calls
+// sent together cannot all pass while the count stands still; one that succeeds gives its place
+// back. Past the limit an address is answered 429 before its credentials are looked at, which stops
+// guessing bundle secrets and probing device ownership.
 import type pg from 'pg';
 
 /** Failed calls one address may make per minute (PROXY_ALLOCATE_FAILURES_PER_MINUTE). */

@@ -1,8 +1,8 @@
 // The proxy's view of devices and their dedicated ports (002 §2.3, §4.4). Postgres is the truth:
-// allocation runs in `private.allocate_device_port` under an advisory lock, so two daemons
-// sharing the database agree on every port. The registry caches port → device and client
-// address → device for attribution, refreshes itself, and asks the database on a miss (a port
-// another daemon allocated a moment ago). Farm devices (private.farm_devices, issue 16) label
+// allocation runs in `private.allocate_device_port` under an advisory lock, so two daemons sharing
+// the database agree on every port. The registry caches port → device and client address → device
+// for attribution, refreshes itself, and asks the database on a miss (a port another daemon
+// allocated a moment ago). Farm devices (private.farm_devices, docs/farm.md "Farm devices") label
 // the traffic on their port with the farm's source and are never attributed by address.
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -64,7 +64,8 @@ export class AllocationError extends Error {
 
 /**
  * Device ports one account may hold by default (PROXY_PORTS_PER_ACCOUNT): well below the default
- * pool of 1000, so one fresh signup cannot exhaust it for everyone (issue 21).
+ * pool of 1000, so one fresh signup cannot exhaust it for everyone (docs/proxy.md "Devices, ports
+ * and PAC").
  */
 export const DEFAULT_PORTS_PER_ACCOUNT = 20;
 
@@ -171,7 +172,8 @@ export class DeviceRegistry {
 
   /**
    * Records this daemon's pool and per-account cap, from which a device inserted through the API
-   * takes its port (issue 19). Every daemon must use the same; a different one is logged.
+   * takes its port (docs/proxy.md "Devices, ports and PAC": devices added anywhere). Every daemon
+   * must use the same; a different one is logged.
    */
   async registerPool(): Promise<void> {
     const { rows } = await this.asService<{ previous: Record<string, number> | null }>(
@@ -245,10 +247,11 @@ export class DeviceRegistry {
   }
 
   /**
-   * A farm device's port stays bound to the farm host that first allocated it (issue 16): its
-   * owner's bundle is the one the tool server uses, so without this a phone could call /allocate
-   * for the farm device, move its binding to itself, and be captured as the farm (and break the
-   * farm's egress). A farm host whose address changed deletes the device; the farm makes another.
+   * A farm device's port stays bound to the farm host that first allocated it (docs/farm.md "Farm
+   * devices"): its owner's bundle is the one the tool server uses, so without this a phone could
+   * call /allocate for the farm device, move its binding to itself, and be captured as the farm
+   * (and break the farm's egress). A farm host whose address changed deletes the device; the farm
+   * makes another.
    */
   private async refuseFarmDeviceElsewhere(uuid: string, clientIp: string | null): Promise<void> {
     // Fails closed: a check that cannot run refuses the call as the allocation itself would.

@@ -1,12 +1,14 @@
-// A device port accepts only its device (issue 21, impersonation): a client allowed on the proxy
-// could otherwise send traffic to another account's port and have it captured under that device.
-// Traffic attributed to a device (by its port or by its SNI) is accepted when it comes from the
-// address that last called /allocate for the device (device_ports.allocated_from), or when it
-// carries `Proxy-Authorization: Basic <bundle id>:<secret>` of a live certificate bundle of the
-// device's owner (RFC 9110 §11.7.1). Anything else is refused, 407 without usable credentials and
-// 403 with another account's, before a byte is forwarded or captured. A farm device's port
-// (private.farm_devices, issue 16) takes its farm host's address only: with the owner's bundle a
-// phone could otherwise have its traffic captured as the farm's (source cdp or farm).
+// A device port accepts only its device, against impersonation (docs/proxy.md "Listeners"): a
+// client allowed on the proxy could otherwise send traffic to another account's port and have it
+// captured under that device. Traffic attributed to a device (by its port or by its SNI) is
+// accepted when it comes from the address that last called /allocate for the device
+// (device_ports.allocated_from), or when it carries
+// `Proxy-Authorization: Basic <bundle id>:<secret>` of a live certificate bundle of the device's
+// owner (RFC 9110 §11.7.1). Anything else is refused, 407 without usable credentials and 403 with
+// another account's, before a byte is forwarded or captured. A farm device's port
+// (private.farm_devices; docs/farm.md "Farm devices: where farm traffic is captured") takes its
+// farm host's address only: with the owner's bundle a phone could otherwise have its traffic
+// captured as the farm's (source cdp or farm).
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { bundleCredentials } from './bundle-credentials.ts';

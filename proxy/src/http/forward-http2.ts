@@ -1,10 +1,11 @@
-// One exchange from an intercepted HTTP/2 client to an HTTP/2 origin (issue 19): the request's
-// headers as HTTP/2 carries them (connection-specific fields dropped, RFC 9113 §8.2.2; `te` kept
-// only as `trailers`, which gRPC needs), both bodies streamed through with backpressure and
-// teed into the capture, the origin's trailers relayed (gRPC's `grpc-status` lives there), a
-// reset on either side passed to the other. gRPC exchanges (content-type application/grpc) are
-// captured with their service, method, status and the count and sizes of messages each way.
-// A request released from a breakpoint goes the same way, its held (or modified) body sent whole.
+// One exchange from an intercepted HTTP/2 client to an HTTP/2 origin (docs/proxy.md "What
+// happens to a request", Interception): the request's headers as HTTP/2 carries them
+// (connection-specific fields dropped, RFC 9113 §8.2.2; `te` kept only as `trailers`, which gRPC
+// needs), both bodies streamed through with backpressure and teed into the capture, the origin's
+// trailers relayed (gRPC's `grpc-status` lives there), a reset on either side passed to the
+// other. gRPC exchanges (content-type application/grpc) are captured with their service, method,
+// status and the count and sizes of messages each way. A request released from a breakpoint goes
+// the same way, its held (or modified) body sent whole.
 import { randomUUID } from 'node:crypto';
 import http2, {
   type ClientHttp2Session,
@@ -17,8 +18,10 @@ import type { BreakpointRecord } from '../breakpoints/breakpoints.ts';
 import { BodyTap } from '../capture/body-tap.ts';
 import { connectionFields } from '../capture/capture.ts';
 import { GrpcFrameCounter } from '../capture/grpc-frames.ts';
+import { elapsedMs } from '../capture/timings.ts';
 import type { ConnectionInfo } from '../connection-info.ts';
-import { type ForwardContext, type HeldRequest, headerPairs } from './forward-http.ts';
+import type { ForwardContext, HeldRequest } from './forward-context.ts';
+import { headerPairs } from './raw-headers.ts';
 
 /** A request a breakpoint held and released: sent as it now is, captured with its records. */
 export interface HeldHttp2Request {
@@ -86,10 +89,6 @@ function grpcMessage(value: string | string[] | undefined): string | null {
   }
 }
 
-function roundedSince(start: number): number {
-  return Math.round((performance.now() - start) * 100) / 100;
-}
-
 export function forwardToHttp2Origin(
   request: Http2ServerRequest,
   response: Http2ServerResponse,
@@ -152,7 +151,7 @@ export function forwardToHttp2Origin(
           : {}),
         ...(trailers ? { responseTrailers: pairsOf(trailers) } : {}),
         sizes: { requestBody: requestTap.size, responseBody: responseTap.size },
-        timings: { ...timings, total: roundedSince(started) },
+        timings: { ...timings, total: elapsedMs(started) },
         ...(grpc
           ? {
               grpc: {
@@ -197,7 +196,7 @@ export function forwardToHttp2Origin(
   };
   upstream.on('response', (headers, flags) => {
     firstByteAt = performance.now();
-    timings.wait = roundedSince(started);
+    timings.wait = elapsedMs(started);
     responseHeaders = headers;
     const endsStream = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
     try {
@@ -231,7 +230,7 @@ export function forwardToHttp2Origin(
   upstream.pipe(response as unknown as NodeJS.WritableStream);
   upstream.on('end', () => {
     originDone = true;
-    timings.receive = roundedSince(firstByteAt);
+    timings.receive = elapsedMs(firstByteAt);
     finish('http', {});
   });
   upstream.on('error', (error) => {
@@ -260,7 +259,7 @@ export function forwardToHttp2Origin(
     requestTap.push(held.request.body);
     grpc?.sent.push(held.request.body);
     if (held.request.body.length > 0) upstream.end(held.request.body);
-    timings.send = roundedSince(started);
+    timings.send = elapsedMs(started);
     return;
   }
   request.on('data', (chunk: Buffer) => {
@@ -268,7 +267,7 @@ export function forwardToHttp2Origin(
     grpc?.sent.push(chunk);
   });
   request.on('end', () => {
-    timings.send = roundedSince(started);
+    timings.send = elapsedMs(started);
   });
   if (!request.stream.endAfterHeaders) request.pipe(upstream);
 }

@@ -1,10 +1,11 @@
-// HTTP/2 to origins (issue 19): an intercepted HTTP/2 client's requests go to the origin over
-// HTTP/2 when the origin offers it by ALPN (RFC 7540 §3.3, RFC 7301), so gRPC (trailers,
-// streaming both ways) works through interception. One session per origin and SNI name, opened
-// on the first request: a TLS connection offering `h2` and `http/1.1`, the certificate checked as
-// for HTTP/1.1 origins (system roots plus PROXY_UPSTREAM_CA_FILE, the client's SNI name), the
-// address from the destination policy's lookup. An origin that picks HTTP/1.1 is remembered for
-// ten minutes and served over the HTTP/1.1 agent meanwhile.
+// HTTP/2 to origins (docs/proxy.md "What happens to a request", Interception): an intercepted
+// HTTP/2 client's requests go to the origin over HTTP/2 when the origin offers it by ALPN (RFC 7540
+// §3.3, RFC 7301), so gRPC (trailers, streaming both ways) works through interception. One session
+// per origin and SNI name, opened on the first request: a TLS connection offering `h2` and
+// `http/1.1`, the certificate checked as for HTTP/1.1 origins (system roots plus
+// PROXY_UPSTREAM_CA_FILE, the client's SNI name), the address from the destination policy's lookup.
+// An origin that picks HTTP/1.1 is remembered for ten minutes and served over the HTTP/1.1 agent
+// meanwhile.
 import http2, { type ClientHttp2Session } from 'node:http2';
 import type { LookupFunction } from 'node:net';
 import tls, { type SecureContext } from 'node:tls';

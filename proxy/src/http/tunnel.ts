@@ -33,7 +33,7 @@ export interface TunnelContext {
   http2: boolean;
   /** A tunnel whose client sends nothing is closed after this long. */
   firstByteTimeoutMs: number;
-  /** The DNS lookup for a destination port (the destination policy's, see forward-http.ts). */
+  /** The DNS lookup for a destination port (the destination policy's, see forward-context.ts). */
   lookupFor(port: number): net.LookupFunction;
   serveHttp1(socket: Duplex): void;
   serveHttp2(socket: tls.TLSSocket, info: ConnectionInfo): void;

@@ -10,12 +10,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { connectionFields } from '../capture/capture.ts';
 import type { ConnectionInfo } from '../connection-info.ts';
-import {
-  type ForwardContext,
-  forwardedHeaders,
-  headerPairs,
-  requestUpstream,
-} from './forward-http.ts';
+import type { ForwardContext } from './forward-context.ts';
+import { forwardedHeaders, headerPairs } from './raw-headers.ts';
+import { requestUpstream } from './request-upstream.ts';
 import { FrameReader, type WebSocketMessage } from './websocket-frames.ts';
 
 const KEEP_FOR_UPGRADE = new Set(['connection', 'upgrade']);

@@ -92,9 +92,9 @@ async function servePac(
     notFound(response, `no device port ${subdomain}`);
     return;
   }
-  // Every port gets the same answer, allocated or not, and before any lookup: status, headers,
-  // body and timing tell nobody which ports are in use (issue 21). A free port's PAC sends the
-  // client to a port nobody listens on, so it falls back to DIRECT.
+  // Every port gets the same answer, allocated or not, and before any lookup: status, headers, body
+  // and timing tell nobody which ports are in use (docs/proxy.md "Devices, ports and PAC"). A free
+  // port's PAC sends the client to a port nobody listens on, so it falls back to DIRECT.
   response.writeHead(200, { 'content-type': PAC_CONTENT_TYPE, 'cache-control': 'no-cache' });
   response.end(pacBody(devices.proxyDomain, port));
   // A port another daemon allocated a moment ago opens here now, not at the next refresh.

@@ -1,7 +1,7 @@
-// The project CA the proxy will sign interception leaves with (issue: capture proxy): generated
-// on first run, persisted (the key readable by its owner only), loaded on later runs, and
-// downloadable as PEM and DER so devices can install it. node-forge builds the certificate;
-// the RSA key comes from Node's crypto (OpenSSL), as the reference notes recommend for speed.
+// The project CA the proxy will sign interception leaves with (docs/proxy.md "Certificates"):
+// generated on first run, persisted (the key readable by its owner only), loaded on later runs, and
+// downloadable as PEM and DER so devices can install it. node-forge builds the certificate; the RSA
+// key comes from Node's crypto (OpenSSL), as the reference notes recommend for speed.
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

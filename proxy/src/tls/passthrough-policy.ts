@@ -1,10 +1,10 @@
-// Which TLS tunnels the proxy leaves alone (issue: hosts that pin certificates). Two sources:
-// a configured list of host patterns (`pinned.example`, `*.apple.com`, like mitmproxy's
-// ignore_hosts and Charles's exclude locations), and hosts learned at run time because a client
-// refused our certificate (the automatic fail-open users ask for: mitmproxy#8075, #8083).
-// Learning is per client address and host, so one device without the CA installed does not turn
-// interception off for everyone; it is per process and expires, so a client that later installs
-// the CA is intercepted again.
+// Which TLS tunnels the proxy leaves alone, for hosts that pin certificates (docs/proxy.md "What
+// happens to a request", Passthrough). Two sources: a configured list of host patterns
+// (`pinned.example`, `*.apple.com`, like mitmproxy's ignore_hosts and Charles's exclude locations),
+// and hosts learned at run time because a client refused our certificate (the automatic fail-open
+// users ask for: mitmproxy#8075, #8083). Learning is per client address and host, so one device
+// without the CA installed does not turn interception off for everyone; it is per process and
+// expires, so a client that later installs the CA is intercepted again.
 
 export interface PassthroughDecision {
   reason: 'configured' | 'handshake_failed';

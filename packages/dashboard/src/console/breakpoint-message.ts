@@ -1,5 +1,5 @@
 // The editor's starting point for Modify on a held breakpoint: the message as the proxy captured it
-// (scheme, host, path, requestHeaders, requestBody, …; proxy/src/http/forward-http.ts) turned into
+// (scheme, host, path, requestHeaders, requestBody, …; proxy/src/http/forward-held.ts) turned into
 // the only shape the database accepts in `modified_message` (docs/proxy.md "Breakpoints": a request
 // takes method, url, headers, body; a response status, headers, body) and the proxy applies
 // (proxy/src/breakpoints/modified-message.ts: absent keys keep the held value).
