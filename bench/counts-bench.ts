@@ -1,4 +1,4 @@
-// Benchmark of the entry counts the dashboard asks (issue 20, "Round-1 figures that fell short"):
+// Benchmark of the entry counts the dashboard asks:
 // p50/p95 of entries_count (exact up to 1000, a flagged estimate above) beside the exact count of
 // the same filter in the same run (entries_filtered_count where it takes the filter, else
 // entries_count with exact => true), as an admin (every row) and a member (own devices), through

@@ -1,4 +1,4 @@
-// Benchmark of the entry search RPCs (issue: data model) at N entries: p50/p95 of
+// Benchmark of the entry search RPCs at N entries: p50/p95 of
 // entries_filtered_list (search term, host filter, page 100 by keyset) and entries_filtered_count
 // through the gateway and PostgREST, beside the same reads written naively on payload->>
 // (001 §4.2 rule 1), as an admin (sees all) and a scoped user (own devices only).

@@ -1,4 +1,4 @@
-// Capture proxy benchmark (issue: capture proxy): our proxy beside mitmdump (Debian's mitmproxy,
+// Capture proxy benchmark: our proxy beside mitmdump (Debian's mitmproxy,
 // capturing to a file) and a direct connection, in one run, on the same loopback origin. Origin,
 // each proxy and the client (this process, undici) are separate processes.
 //   - requests/s and added p50/p99 for plain HTTP keep-alive and intercepted HTTPS keep-alive,
@@ -6,8 +6,8 @@
 //   - a new HTTPS connection (CONNECT + TLS) per request;
 //   - the first-hit cost of a new host's certificate (new SNI name vs a known one);
 //   - captures written per second, and captures lost under an open loop at --rate for --sustain s;
-//   - HTTP/2 end to end and gRPC unary calls, direct and through ours with HTTP/2 on (issue 19);
-//   - breakpoints (issue 19): --held exchanges held at once, each released by a REST PATCH, the
+//   - HTTP/2 end to end and gRPC unary calls, direct and through ours with HTTP/2 on;
+//   - breakpoints: --held exchanges held at once, each released by a REST PATCH, the
 //     resume-to-release latency p50/p95 (run last: the device it allocates takes this host's
 //     shared-port traffic; the throughput rows run with no pattern set, as in production).
 //   - with --profile DIR: our (HTTP/1) proxy runs under `node --cpu-prof`; its profile, a flame
@@ -289,7 +289,7 @@ try {
     console.error(`measured ${contender.name}`);
   }
 
-  // HTTP/2 end to end and gRPC (issue 19): direct, and through ours with HTTP/2 on. mitmdump is
+  // HTTP/2 end to end and gRPC: direct, and through ours with HTTP/2 on. mitmdump is
   // left out here: the rows above run it with HTTP/2 off, like ours.
   const h2Url = `https://localhost:${ports.h2}/bench`;
   const grpcTarget = `localhost:${ports.grpc}`;

@@ -1,4 +1,4 @@
-// Benchmarks of the local stack (issue: local stack): cold start (new data dir, initdb) and warm
+// Benchmarks of the local stack: cold start (new data dir, initdb) and warm
 // start (existing data dir) in seconds, and gateway overhead as requests/s through the gateway
 // over requests/s straight to PostgREST for the same GET, measured in alternating rounds, with the
 // CPU time one request costs the gateway's nginx, this process (the gateway's Node router beside

@@ -1,4 +1,4 @@
-// Benchmark of get_stats() (issue: stats/status) at 10k, 100k and 1M entries, beside a naive
+// Benchmark of get_stats() at 10k, 100k and 1M entries, beside a naive
 // version of the same snapshot that scans entries on every call, in one run. Both run in SQL
 // as an admin caller (role and claims set as PostgREST sets them).
 // Run: npm run bench:stats -- [--sizes 10000,100000,1000000] [--runs 30] [--naive-runs 5]

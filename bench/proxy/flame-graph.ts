@@ -1,5 +1,5 @@
 // A flame graph (SVG) and a self-time summary from a V8 CPU profile (`node --cpu-prof`), so the
-// proxy's profile can sit in the docs as a picture and a table (issue 19). Widths are samples:
+// proxy's profile can sit in the docs as a picture and a table. Widths are samples:
 // every frame's box spans the samples taken in it and below it; the idle and program roots are
 // left out, so the width is the CPU the process spent. Run on its own:
 //   node bench/proxy/flame-graph.ts <profile.cpuprofile> <out.svg> [title]

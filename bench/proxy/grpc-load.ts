@@ -1,4 +1,4 @@
-// gRPC unary calls in a closed loop for the proxy benchmark (issue 19): C calls in flight on one
+// gRPC unary calls in a closed loop for the proxy benchmark: C calls in flight on one
 // channel (HTTP/2 multiplexes them) for D seconds, direct or through a proxy (grpc-js's own
 // CONNECT support, the proxy's CA trusted).
 import * as grpc from '@grpc/grpc-js';

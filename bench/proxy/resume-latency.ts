@@ -1,4 +1,4 @@
-// Resume-to-release latency of breakpoints (issue 19), for bench:proxy: `count` exchanges held at
+// Resume-to-release latency of breakpoints, for bench:proxy: `count` exchanges held at
 // once on the running proxy (a device allocated from this host, a request pattern in its
 // settings), then resumed one by one with a REST PATCH through stock PostgREST, as the dashboard
 // does. For each: from sending the PATCH, and from PostgREST's answer, to the client's answer.

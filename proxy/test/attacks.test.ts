@@ -1,4 +1,4 @@
-// Issue 21's attacks on the proxy, each tried as an attacker would, against a real Postgres and
+// Attacks on the proxy, each tried as an attacker would, against a real Postgres and
 // loopback origins only: another client sending traffic on someone's device port (by port and by
 // SNI, over plain requests and CONNECT), SSRF to our own services in every address spelling,
 // one account draining the port pool, PAC answers telling allocated ports apart, and guessing at

@@ -1,4 +1,4 @@
-// What happens between a proxy's first load and its first LISTEN (issue 19): the breakpoints are
+// What happens between a proxy's first load and its first LISTEN: the breakpoints are
 // loaded by start(), and only then does the notification connection listen. A pattern written,
 // a held row resumed or a held row deleted in that window sends a NOTIFY nobody hears; the first
 // LISTEN connection reloads and re-checks instead, and DatabaseEvents.start() waits for it, so

@@ -1,5 +1,5 @@
 // The proxy daemon (cli.ts, its own process) stopped or killed while it holds breakpoints
-// (issue 19): SIGTERM answers every held client 503 and closes their rows before exiting;
+//: SIGTERM answers every held client 503 and closes their rows before exiting;
 // SIGKILL cuts the held clients' connections (a failure, not a hang) and leaves the rows held
 // until the same daemon (same data dir, so the same instance id) starts again and closes them
 // as proxy_restarted. Nothing stays held.

@@ -249,7 +249,7 @@ describe('POST /allocate', () => {
   it('hands out one port per uuid under concurrent calls on two daemons sharing the database', async () => {
     const uuids = Array.from({ length: 8 }, (_, index) => uuidOf(100 + index));
     // Each device calls from its own address: calls in flight hold places in their address's
-    // /allocate failure count until answered (issue 21), and 24 at once from one address would
+    // /allocate failure count until answered, and 24 at once from one address would
     // meet the limit this file's earlier refusals have partly used.
     const calls = uuids.flatMap((uuid, index) => {
       const from = { localAddress: `127.0.3.${index + 1}` };

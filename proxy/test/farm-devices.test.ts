@@ -1,4 +1,4 @@
-// Farm devices on the proxy (issue 16, docs/proxy.md "Attribution"): a device marked in
+// Farm devices on the proxy (docs/proxy.md "Attribution"): a device marked in
 // private.farm_devices has its traffic captured with the farm's source (`cdp` for the farm
 // browser, `farm` for the sandboxed shell) instead of `pac`, by port and by SNI, on the daemon
 // that allocated it and on one that learnt the port from the database; and since the address a
@@ -225,7 +225,7 @@ describe("a farm device's port, tried by its owner from elsewhere", () => {
     await markFarmDevice(uuidOf(8), 'cdp');
     const port = await allocate(uuidOf(8));
     const path = '/farm/phone-posing-as-farm';
-    // An ordinary device of the owner would be admitted so (issue 21); a farm device is not, or
+    // An ordinary device of the owner would be admitted so; a farm device is not, or
     // a phone's traffic would be captured as the farm browser's.
     const reply = await send({
       port,

@@ -1,4 +1,4 @@
-// gRPC length-prefixed framing read as it streams by (issue 19): messages split across chunks,
+// gRPC length-prefixed framing read as it streams by: messages split across chunks,
 // several in one chunk, empty messages and the compressed flag.
 import { describe, expect, it } from 'vitest';
 import { GrpcFrameCounter } from '../src/capture/grpc-frames.ts';

@@ -1,4 +1,4 @@
-// HTTP/2 to origins and gRPC through interception (issue 19): a @grpc/grpc-js client sends its
+// HTTP/2 to origins and gRPC through interception: a @grpc/grpc-js client sends its
 // calls through the proxy (CONNECT, TLS intercepted with the project CA, HTTP/2 by ALPN) to a
 // grpc-js server on loopback (TLS from another CA, HTTP/2 only). Unary, server-streaming,
 // client-streaming and bidirectional calls work end to end, an error status arrives in the

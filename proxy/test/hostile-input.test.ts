@@ -417,7 +417,7 @@ describe('management URLs under address variants', () => {
       request.end();
     });
     await new Promise((resolve) => squatter.close(resolve));
-    // The PAC answer never depends on the port's state (issue 21: it would tell ports apart);
+    // The PAC answer never depends on the port's state (else it would tell ports apart);
     // the failure to open it is logged, and the proxy keeps serving.
     expect(reply).toBe(200);
     const health = await new Promise<number>((resolve, reject) => {

@@ -1,4 +1,4 @@
-// bench:dashboard (issue 18): the console measured in Debian's Chromium against a throwaway
+// bench:dashboard: the console measured in Debian's Chromium against a throwaway
 // stack holding N generated captures (default 1M):
 // - time to interactive of the Overview (status board and fleet tiles drawn) and of Captures
 //   (first page of 50 rows and the count drawn), from navigation start, cold and warm;

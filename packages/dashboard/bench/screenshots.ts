@@ -1,5 +1,4 @@
-// Screenshots of every console page in light and dark (issue 18: "Screenshots of each page in
-// light and dark go in the docs"), taken in Debian's Chromium from a throwaway stack with the
+// Screenshots of every console page in light and dark, for the docs, taken in Debian's Chromium from a throwaway stack with the
 // seed data, signed in as the demo admin. Writes packages/dashboard/docs/screenshots/*.png.
 //   node packages/dashboard/bench/screenshots.ts
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Benchmark of browser_cdp (issue 16): navigate + screenshot of a small local page on a warm
+// Benchmark of browser_cdp: navigate + screenshot of a small local page on a warm
 // session (the browser already running) and on a cold one (browser start included), through MCP,
 // beside the same actions on our sandboxed browser driven directly (no MCP) and with Playwright on
 // the same Debian Chromium, without and with the capture proxy, in one run, so each layer shows:

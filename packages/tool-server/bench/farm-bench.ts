@@ -1,4 +1,4 @@
-// Benchmark of the farm tools (issue 16): the round trip of a trivial farm_run_shell through MCP
+// Benchmark of the farm tools: the round trip of a trivial farm_run_shell through MCP
 // (sandbox start included), beside the same sandbox started directly and a bare bwrap with the
 // same namespaces, in one run, so the layers show as ratios: bare bwrap → our sandbox (prlimit,
 // generated /etc, tmpfs mounts, uid switch) → one MCP call (bearer auth, audit rows, an approved

@@ -1,4 +1,4 @@
-// Benchmark of the MCP data tools (issue: MCP tool server): tools/call of inspect_requests,
+// Benchmark of the MCP data tools (docs/tool-server.md): tools/call of inspect_requests,
 // summarize_device_traffic and get_stats over N entries (default 1M, 26 weeks), p50/p95, beside
 // the same query made directly over REST (PostgREST RPC through the gateway) in the same run, so
 // the tool server's overhead shows as a ratio; then the same with 50 concurrent clients.

@@ -17,7 +17,7 @@ import {
 } from '../../src/index.ts';
 
 /**
- * The explicit opt-in (issue 21) for proxies in tests whose origins are on loopback: public
+ * The explicit opt-in for proxies in tests whose origins are on loopback: public
  * destinations as by default, plus loopback, which the proxy refuses unless told.
  */
 export const LOOPBACK_DESTINATIONS = ['public', '127.0.0.0/8', '::1/128', 'localhost'];
