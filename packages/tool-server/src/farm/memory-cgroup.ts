@@ -13,6 +13,8 @@ import { join } from 'node:path';
 const V1_ROOT = '/sys/fs/cgroup/memory';
 /** Every sandbox cgroup's name starts so; nothing else of the parent is ever touched. */
 const SANDBOX_PREFIX = 'capture-farm-';
+/** How long removing a sandbox's cgroup waits for its processes to be reaped. */
+const REMOVE_DEADLINE_MS = 10_000;
 
 interface Layout {
   version: 1 | 2;
@@ -136,7 +138,14 @@ export class MemoryCgroups {
         return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0) > 0;
       },
       async remove() {
-        for (let attempt = 0; attempt < 50; attempt += 1) {
+        // cgroup v2's cgroup.kill (Linux 5.14) kills every process at once, forks in flight
+        // included, which a fork bomb's survivors would otherwise win against one pid at a time.
+        await writeFile(join(dir, 'cgroup.kill'), '1').catch(() => undefined);
+        // Until the directory empties: the slot's uid is free again only once every process of
+        // it has gone (RLIMIT_NPROC counts them all, so leftovers would starve the next run). A
+        // busy host can take seconds to reap a few hundred processes.
+        const deadline = Date.now() + REMOVE_DEADLINE_MS;
+        for (;;) {
           const procs = (await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => ''))
             .split('\n')
             .filter(Boolean)
@@ -152,7 +161,8 @@ export class MemoryCgroups {
             await rmdir(dir);
             return;
           } catch {
-            // Processes still exiting: the directory empties in a moment.
+            // Left for the host's own cleanup past the deadline: a run's answer never waits on it.
+            if (Date.now() > deadline) return;
             await new Promise((resolve) => setTimeout(resolve, 20));
           }
         }
