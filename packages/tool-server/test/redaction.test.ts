@@ -17,6 +17,11 @@ import {
   REDACTION_CORPUS,
   readableText,
 } from '../../../supabase/functions/_shared/redaction_corpus.ts';
+import {
+  ENCODED_CORPUS,
+  findEncodedLeaks,
+  readableEncodedText,
+} from '../../../supabase/functions/_shared/redaction_encoded_corpus.ts';
 
 const KEY = new TextEncoder().encode('redaction-test-key-0123456789abcdef');
 const OTHER_KEY = new TextEncoder().encode('another-redaction-key-fedcba9876543210');
@@ -86,6 +91,24 @@ describe('the redaction corpus under Node', () => {
     const body = atob(String((redacted.requestBody as Payload).base64));
     expect(body).toContain(String.fromCharCode(...MULTIPART_FILE_BYTES));
   });
+});
+
+describe('secrets in encodings under Node (docs/redaction.md "Encoded secrets")', () => {
+  it.each(ENCODED_CORPUS.map((example) => [example.name, example] as const))(
+    'leaves no secret of %s and names the kinds',
+    async (_name, example) => {
+      expect(
+        example.secrets.filter(
+          (secret) => findEncodedLeaks(example.payload, [secret]).length === 0,
+        ),
+      ).toEqual([]);
+      const redacted = await redactCapture(example.payload, options);
+      expect(findEncodedLeaks(redacted, example.secrets)).toEqual([]);
+      const text = readableEncodedText(redacted);
+      for (const kind of example.kinds) expect(text).toContain(`[redacted:${kind}:`);
+      for (const survivor of example.present) expect(text).toContain(survivor);
+    },
+  );
 });
 
 describe('the same placeholders as under Deno', () => {

@@ -18,7 +18,7 @@ import { planString } from './redaction/text.ts';
 
 export { MIN_KEY_BYTES } from './redaction/fingerprint.ts';
 export { isPlaceholderOnly, REDACTION_KINDS, type RedactionKind } from './redaction/kinds.ts';
-export { classifyName } from './redaction/secret-names.ts';
+export { classifyHeaderName, classifyName } from './redaction/secret-names.ts';
 
 export interface RedactionOptions {
   /**

@@ -3,6 +3,7 @@
 // The same module and corpus run under Node in packages/tool-server/test/redaction.test.ts.
 import { deepStrictEqual as assertEquals, ok as assert } from 'node:assert/strict';
 import {
+  classifyHeaderName,
   classifyName,
   createRedactor,
   redactCapture,
@@ -18,6 +19,11 @@ import {
   readableText,
   REDACTION_CORPUS,
 } from './redaction_corpus.ts';
+import {
+  ENCODED_CORPUS,
+  findEncodedLeaks,
+  readableEncodedText,
+} from './redaction_encoded_corpus.ts';
 
 const KEY = new TextEncoder().encode('redaction-test-key-0123456789abcdef');
 const OTHER_KEY = new TextEncoder().encode('another-redaction-key-fedcba9876543210');
@@ -118,6 +124,176 @@ Deno.test('corpus: the file part of a multipart upload and a binary frame keep t
   const redactedSocket = (await redactCapture(socket?.payload, options)) as Payload;
   const binary = (redactedSocket.messages as Payload[])[2];
   assertEquals(binary?.base64, btoa(String.fromCharCode(...BINARY_MESSAGE_BYTES)));
+});
+
+// --- Encoded secrets (docs/redaction.md "Encoded secrets") --------------------------------
+
+for (const example of ENCODED_CORPUS) {
+  Deno.test(`encoded: ${example.name}: no secret survives, the kinds are named`, async () => {
+    // The check itself can fail: the unredacted payload shows every secret.
+    assertEquals(
+      example.secrets.filter((secret) => findEncodedLeaks(example.payload, [secret]).length === 0),
+      [],
+    );
+    const redacted = await redactCapture(example.payload, options);
+    assertEquals(findEncodedLeaks(redacted, example.secrets), []);
+    const text = readableEncodedText(redacted);
+    for (const kind of example.kinds) assert(text.includes(`[redacted:${kind}:`), kind);
+    for (const survivor of example.present) assert(text.includes(survivor), survivor);
+  });
+
+  Deno.test(`encoded: ${example.name}: redacting the redacted copy changes nothing`, async () => {
+    const redacted = await redactCapture(example.payload, options);
+    assertEquals(await redactCapture(redacted, options), redacted);
+  });
+}
+
+Deno.test('base64 runs: the decoded secret names the kind, the whole run is one placeholder', async () => {
+  const run = base64Of('user=ada&password=b64-run-pass');
+  const redacted = await redactText(`{"a":"${run}","b":"before ${run} after"}`, options);
+  const print = await hmacPrint(KEY, run);
+  assertEquals(
+    redacted,
+    `{"a":"[redacted:password:${print}]","b":"before [redacted:password:${print}] after"}`,
+  );
+});
+
+Deno.test('base64 runs: base64url, missing padding and a path prefix are read too', async () => {
+  const token = 'sk_live_' + 'Q7rT2mX9vB4nK8pL3sW6yZ1c';
+  for (
+    const text of [
+      base64Of(token).replace(/=+$/, ''),
+      base64Of(`{"t":"${token}"}`).replace(/\+/g, '-').replace(/\//g, '_'),
+      `/api/${base64Of(`Bearer ${token}`).replace(/\+/g, '-').replace(/\//g, '_')}/x`,
+    ]
+  ) {
+    const redacted = await redactText(text, options);
+    assert(redacted.includes('[redacted:stripe-key:'), `${text} -> ${redacted}`);
+  }
+});
+
+Deno.test('base64 runs: base64 that decodes to no secret is left byte for byte', async () => {
+  const bytes = Array.from({ length: 3000 }, (_, index) => (index * 7919 + 13) % 256);
+  const text = JSON.stringify({
+    image: btoa(String.fromCharCode(...bytes)),
+    sha256: '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=',
+    words: base64Of('the password policy asks for 12 characters'),
+    nonce: 'dGhlIHNhbXBsZSBub25jZQ==',
+    id: 'getElementsByClassNameAndTagName',
+  });
+  assertEquals(await redactText(text, options), text);
+});
+
+Deno.test('base64 runs: base64 nested past the decoding depth is withheld, not echoed', async () => {
+  let shallow = 'password=nested-b64-secret';
+  for (let level = 0; level < 3; level += 1) shallow = base64Of(shallow);
+  assert((await redactText(shallow, options)).startsWith('[redacted:password:'));
+  let deep = 'password=nested-b64-secret';
+  for (let level = 0; level < 12; level += 1) deep = base64Of(deep);
+  // Over-redacted: one placeholder (kind `secret` when the depth hid what it was) or a marker.
+  const redacted = await redactText(deep, options);
+  assert(
+    /^\[redact(?:ed:[a-z-]+:[0-9a-f]{8}|ion-limit: \d+ characters not scanned)\]$/.test(redacted),
+    redacted.slice(0, 60),
+  );
+});
+
+Deno.test('percent runs: a token decoded from the path or a query fingerprints as itself', async () => {
+  const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwY3QifQ.c2lnbmF0dXJlLWJ5dGVzLXBjdA';
+  const redacted = await redactText(
+    `https://api.example/a/${token.replace(/\./g, '%2E')}/b?t=Bearer%2520${
+      token.replace(/\./g, '%252E')
+    }&n=1 Authorization: Bearer ${token}`,
+    options,
+  );
+  const print = await hmacPrint(KEY, token);
+  assertEquals(
+    redacted,
+    `https://api.example/a/[redacted:jwt:${print}]/b?t=Bearer%2520[redacted:jwt:${print}]&n=1 ` +
+      `Authorization: Bearer [redacted:jwt:${print}]`,
+  );
+});
+
+Deno.test('percent runs: ordinary encoded text is left alone', async () => {
+  for (
+    const text of [
+      'https://shop.example/search?q=red%2520shoes%20size%2042&page=2#top',
+      '/files/r%C3%A9sum%C3%A9%20final.pdf',
+      'discount 50% off, 100%25 cotton',
+    ]
+  ) {
+    assertEquals(await redactText(text, options), text);
+  }
+});
+
+Deno.test('headers: a name ending in -key or _key holds a credential unless it is public', () => {
+  const cases: [string, string | undefined][] = [
+    ['x-functions-key', 'api-key'],
+    ['X-Mashape-Key', 'api-key'],
+    ['x_tenant_key', 'api-key'],
+    ['X-Parse-Javascript-Key', 'api-key'],
+    ['X-Amz-Server-Side-Encryption-Customer-Key', 'api-key'],
+    ['X-Device-Keys', 'api-key'],
+    ['X-Access-Token', 'token'],
+    ['X-Webhook-Secret', 'secret'],
+    ['X-Hub-Signature-256', 'signature'],
+    ['Sec-WebSocket-Key', undefined],
+    ['Idempotency-Key', undefined],
+    ['X-Public-Key', undefined],
+    ['X-Key-Id', undefined],
+    ['Keep-Alive', undefined],
+  ];
+  for (const [name, kind] of cases) assertEquals(classifyHeaderName(name), kind, name);
+});
+
+Deno.test('headers: the -key rule is for headers, not JSON keys or form fields', async () => {
+  const text = '{"sort_key":"created_at","primary_key":"id","cache-key":"v1"}';
+  assertEquals(await redactText(text, options), text);
+  assertEquals(await redactText('order_key=ab-12&page=2', options), 'order_key=ab-12&page=2');
+  const har = (await redactCapture({
+    requestHeaders: [{ name: 'X-Functions-Key', value: 'har-fn-key-1234' }],
+  }, options)) as Payload;
+  assertFalse(JSON.stringify(har).includes('har-fn-key-1234'));
+});
+
+Deno.test('multipart: a quoted-printable part is encoded again with its placeholders whole', async () => {
+  const boundary = 'qpBoundary';
+  const body = `--${boundary}\r\nContent-Disposition: form-data; name="password"\r\n` +
+    `Content-Transfer-Encoding: quoted-printable\r\n\r\nqp-pass=3D=\r\nword\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n` +
+    `Content-Transfer-Encoding: base64\r\n\r\n${btoa('\x00\x01\xff\xfe')}\r\n--${boundary}--\r\n`;
+  const redacted = (await redactCapture({
+    requestBody: {
+      text: body,
+      encoding: 'utf8',
+      contentType: `multipart/form-data; boundary=${boundary}`,
+    },
+  }, options)) as Payload;
+  const text = String((redacted.requestBody as Payload).text);
+  assert(
+    text.includes(`\r\n\r\n[redacted:password:${await hmacPrint(KEY, 'qp-pass=word')}]\r\n`),
+    text,
+  );
+  assert(text.includes(`\r\n\r\n${btoa('\x00\x01\xff\xfe')}\r\n`));
+});
+
+Deno.test('multipart: a transfer-encoding label does not hide a part that does not decode to text', async () => {
+  const boundary = 'labelBoundary';
+  const part = (name: string, content: string) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n` +
+    `Content-Transfer-Encoding: base64\r\n\r\n${content}\r\n`;
+  const body = part('note', 'AKIAIOSFODNN7EXAMPLE') +
+    part('other', 'not base64: token=label-hidden-1') + `--${boundary}--\r\n`;
+  const redacted = (await redactCapture({
+    requestBody: {
+      text: body,
+      encoding: 'utf8',
+      contentType: `multipart/form-data; boundary=${boundary}`,
+    },
+  }, options)) as Payload;
+  const text = String((redacted.requestBody as Payload).text);
+  assertFalse(text.includes('AKIAIOSFODNN7EXAMPLE'), text);
+  assertFalse(text.includes('label-hidden-1'), text);
 });
 
 // --- Placeholders ---------------------------------------------------------------------------
@@ -351,7 +527,9 @@ Deno.test('names: secret names are recognised by their words', () => {
 // --- Bodies -----------------------------------------------------------------------------------
 
 function base64Of(text: string): string {
-  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary);
 }
 
 Deno.test('bodies: binary base64 is left byte for byte, text base64 is redacted', async () => {
@@ -477,6 +655,11 @@ Deno.test('limits: 2 MB of adversarial text is handled in linear time', async ()
     'password='.repeat(200_000),
     '{"a":['.repeat(300_000),
     'http://a:b'.repeat(200_000),
+    // Encoded runs: every one decoded, percent-encoding nested, base64 of base64.
+    'cGFzc3dvcmQ9eA== '.repeat(120_000),
+    '%2525'.repeat(400_000),
+    'a%2Eb'.repeat(400_000),
+    base64Of(base64Of(base64Of('the words of a long letter, '.repeat(40_000)))),
   ];
   for (const input of inputs) {
     const started = performance.now();

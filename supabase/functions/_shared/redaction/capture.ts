@@ -131,7 +131,10 @@ function planMember(
   return planChild(member, child);
 }
 
-/** `[name, value]` pairs (the proxy's wire order) or `{name: value | value[]}` records. */
+/**
+ * `[name, value]` pairs (the proxy's wire order), HAR `{name, value}` objects, or
+ * `{name: value | value[]}` records: each value is judged by its header's name.
+ */
 function planHeaders(
   headers: object,
   context: Context,
@@ -139,6 +142,15 @@ function planHeaders(
 ): ValuePlan {
   if (Array.isArray(headers)) {
     const items = headers.map((item, index): ValuePlan => {
+      if (isNamedValue(item)) {
+        const plan = planHeaderValue(item.name, item.value, context);
+        const members = Object.keys(item).map((member): [string, ValuePlan] => [
+          member,
+          member === 'value' ? (lookup) => plan.render(lookup) : planChild(member, item[member]),
+        ]);
+        return (lookup) =>
+          Object.fromEntries(members.map(([member, render]) => [member, render(lookup)]));
+      }
       if (!isPair(item)) return planChild(String(index), item);
       const plan = planHeaderValue(item[0], item[1], context);
       return (lookup) => [item[0], plan.render(lookup)];
@@ -185,6 +197,13 @@ function contentTypeOf(headers: unknown): string | undefined {
 function isPair(value: unknown): value is [string, string] {
   return Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' &&
     typeof value[1] === 'string';
+}
+
+function isNamedValue(value: unknown): value is Record<string, unknown> & {
+  name: string;
+  value: string;
+} {
+  return isRecord(value) && typeof value.name === 'string' && typeof value.value === 'string';
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -2,7 +2,8 @@
 // fields are decoded before they are judged and fingerprinted, so a token fingerprints the same
 // in a query, a form, a header or JSON. Values under secret names are redacted; the others are
 // read as text (a redirect URL inside a field is searched too) and re-encoded only if changed.
-import { findTextEdits } from './free-text.ts';
+import { inspectorOf } from './base64-runs.ts';
+import { findTextEdits, type RunDecoding } from './free-text.ts';
 import type { NestedPlanner } from './json-text.ts';
 import { PLACEHOLDER_PATTERN, type RedactionKind } from './kinds.ts';
 import { type Context, type Edit, nestedEdit, type Plan, planEdits } from './plan.ts';
@@ -32,16 +33,17 @@ export function planUrl(
   nested: NestedPlanner,
 ): Plan {
   const edits: Edit[] = [];
+  const decoding: RunDecoding = { inspect: inspectorOf(context, nested, depth), percent: true };
   const hash = text.indexOf('#');
   const end = hash === -1 ? text.length : hash;
   const question = text.indexOf('?');
   const queryStart = question !== -1 && question < end ? question : -1;
-  findTextEdits(text, 0, queryStart === -1 ? end : queryStart, context, edits);
+  findTextEdits(text, 0, queryStart === -1 ? end : queryStart, context, edits, decoding);
   if (queryStart !== -1) findFormEdits(text, queryStart + 1, end, context, depth, nested, edits);
   if (hash !== -1) {
     if (text.includes('=', hash)) {
       findFormEdits(text, hash + 1, text.length, context, depth, nested, edits);
-    } else findTextEdits(text, hash + 1, text.length, context, edits);
+    } else findTextEdits(text, hash + 1, text.length, context, edits, decoding);
   }
   return planEdits(text, edits, context);
 }

@@ -1,12 +1,23 @@
 // Secrets in free text (a log line, an HTML page, a header value, a string inside JSON): known
 // token formats, URL passwords, `Bearer`/`Basic` credentials, `name=value` and `name: value`
 // pairs under secret names (with header lines such as `Cookie: a=1`), XML elements and HTML
-// form fields with secret names. Every pattern is anchored at a token start to stay linear.
+// form fields with secret names, and the same in percent-encoded and base64 runs once decoded.
+// Every pattern is anchored at a token start to stay linear.
+import { type DecodedInspector, findBase64RunEdits } from './base64-runs.ts';
 import { PLACEHOLDER_PATTERN } from './kinds.ts';
+import { findPercentRunEdits } from './percent-runs.ts';
 import { type Context, type Edit, secretEdit } from './plan.ts';
-import { classifyName, isCountName } from './secret-names.ts';
+import { classifyHeaderName, classifyName, isCountName } from './secret-names.ts';
 import { findHeaderValueEdits, findSecretValueEdits } from './secret-values.ts';
 import { detectFormat, findFormatEdits, isPublishableKey } from './token-formats.ts';
+
+/** How encoded runs in a text are read; the caller knows how deep the text is nested. */
+export interface RunDecoding {
+  /** Reads base64-decoded text (undefined past the decoding depth: text runs are withheld). */
+  readonly inspect: DecodedInspector | undefined;
+  /** False inside percent-decoded text, which was decoded as far as it goes already. */
+  readonly percent: boolean;
+}
 
 /** Adds an edit for every secret found in `text[from, to)`. */
 export function findTextEdits(
@@ -15,6 +26,7 @@ export function findTextEdits(
   to: number,
   context: Context,
   edits: Edit[],
+  decoding: RunDecoding,
 ): void {
   const first = edits.length;
   findFormatEdits(text, from, to, context, edits);
@@ -28,6 +40,13 @@ export function findTextEdits(
     findAssignments(text, from, to, context, edits);
   }
   findMarkupFields(text, from, to, context, edits);
+  if (decoding.percent && within(text.indexOf('%', from))) {
+    const inner: RunDecoding = { inspect: decoding.inspect, percent: false };
+    findPercentRunEdits(text, from, to, edits, (decoded, found) => {
+      findTextEdits(decoded, 0, decoded.length, context, found, inner);
+    });
+  }
+  findBase64RunEdits(text, from, to, context, edits, first, decoding.inspect);
   dropEditsInsidePlaceholders(text, from, to, edits, first);
 }
 
@@ -114,18 +133,21 @@ function findAssignments(
     if (at > to) break;
     const [, openQuote, name = '', closeQuote, separator] = match;
     const next = text.charAt(at);
-    if (next === separator || (separator === ':' && text.startsWith('//', at))) continue;
+    // Nothing after the separator (padded base64 ends in `=`): no value to judge.
+    if (at >= to || next === separator || (separator === ':' && text.startsWith('//', at))) {
+      continue;
+    }
     // `scheme://user:password@host` is the URL detector's: the user is not a field name.
     if (separator === ':' && text.startsWith('//', match.index - 2)) continue;
     // The kind inside a placeholder (`[redacted:password:…]`) is not a field name.
     if (text.startsWith('[redacted:', match.index - 10)) continue;
-    const kind = classifyName(name);
+    const unquoted = separator === ':' && !openQuote && !closeQuote;
+    // A header line also follows the header rule (`X-Functions-Key: …`, docs/redaction.md).
+    const kind = classifyName(name) ??
+      (unquoted && isHeaderLine(text, match.index, name) ? classifyHeaderName(name) : undefined);
     if (!kind) continue;
     const cookies = kind === 'cookie' || kind === 'set-cookie';
-    if (
-      separator === ':' && !openQuote && !closeQuote &&
-      (cookies || isHeaderLine(text, match.index, name))
-    ) {
+    if (unquoted && (cookies || isHeaderLine(text, match.index, name))) {
       // A header line: the value is the rest of it (a cookie list, a scheme and credentials).
       let lineEnd = at;
       while (lineEnd < to && text[lineEnd] !== '\n' && text[lineEnd] !== '\r') lineEnd += 1;

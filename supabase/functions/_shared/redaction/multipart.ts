@@ -1,13 +1,15 @@
 // Secrets in `multipart/form-data` bodies (RFC 7578): a part named like a secret is redacted
 // whole; other text parts are read by their own media type; file parts that are not text are
-// left as they are. The proxy stores multipart bodies as base64 (they are not textual to it),
-// so parts are cut from a binary string and only text parts are decoded and encoded again.
+// left as they are; base64 and quoted-printable parts are read decoded. The proxy stores
+// multipart bodies as base64 (they are not textual to it), so parts are cut from a binary string
+// and only text parts are decoded and encoded again.
 import { binaryOfBytes, bytesOfBinary, decodeTextBytes, decodeUtf8, encodeUtf8 } from './bytes.ts';
 import { hintForContentType, type TextHint } from './content-types.ts';
 import type { NestedPlanner } from './json-text.ts';
 import { type Context, type Edit, nestedEdit, type Plan, planEdits } from './plan.ts';
 import { classifyName } from './secret-names.ts';
 import { planSecretValue } from './secret-values.ts';
+import { transferCodecOf } from './transfer-encodings.ts';
 
 /** How part contents map to text: identity for a text body, UTF-8 for a binary string. */
 export interface PartCodec {
@@ -81,12 +83,24 @@ function findPartEdits(
   const isFile = /\bfilename\*?=/i.test(disposition);
   const contentType = /^content-type:\s*(.*)$/im.exec(headers)?.[1]?.trim();
   const hint = hintForContentType(contentType);
-  const content = codec.decode(text.slice(contentStart, end), !isFile || hint !== undefined);
+  const declaredText = !isFile || hint !== undefined;
+  const raw = text.slice(contentStart, end);
+  // RFC 2045 §6: a base64 or quoted-printable part is read as the text it decodes to. When it
+  // decodes to no text, the label is not trusted: the part is read as it stands.
+  const declared = transferCodecOf(/^content-transfer-encoding:\s*(\S*)/im.exec(headers)?.[1]);
+  const bytes = declared?.decode(codec.decode(raw, true) ?? '');
+  const decoded = bytes && decodeTextBytes(bytes);
+  const transfer = decoded === undefined ? undefined : declared;
+  const content = decoded ?? codec.decode(raw, declaredText);
   if (content === undefined || content.length === 0) return;
   const kind = name === undefined ? undefined : classifyName(name);
   const readAs: TextHint = hint === undefined || hint === 'multipart' ? 'auto' : hint;
   const plan = kind
     ? planSecretValue(content, kind, context, name)
     : nested(content, readAs, depth + 1);
-  if (plan.changed) edits.push(nestedEdit(contentStart, end, plan, codec.encode));
+  if (!plan.changed) return;
+  const encode = transfer
+    ? (rendered: string) => codec.encode(transfer.encode(encodeUtf8(rendered), raw))
+    : codec.encode;
+  edits.push(nestedEdit(contentStart, end, plan, encode));
 }

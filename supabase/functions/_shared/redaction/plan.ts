@@ -32,13 +32,24 @@ export interface Limits {
 
 /** The state of one redaction call: the secrets met so far and the scanning budget left. */
 export interface Context {
-  readonly secrets: Set<string>;
+  /** Swapped for a scratch set while a decoded run is only inspected (base64-runs.ts). */
+  secrets: Set<string>;
   readonly limits: Limits;
   remaining: number;
+  /**
+   * Characters that may still be decoded from base64 runs inside the current string of the
+   * input (reset to `maxStringChars` for each one), so nested encodings cost bounded work.
+   */
+  decodeRemaining: number;
 }
 
 export function createContext(limits: Limits): Context {
-  return { secrets: new Set(), limits, remaining: limits.maxTotalChars };
+  return {
+    secrets: new Set(),
+    limits,
+    remaining: limits.maxTotalChars,
+    decodeRemaining: limits.maxStringChars,
+  };
 }
 
 export function unchangedPlan(text: string): Plan {
@@ -60,6 +71,11 @@ export function secretEdit(
 ): Edit {
   context.secrets.add(secret);
   return { start, end, kind, render: (lookup) => `${quote}${lookup(kind, secret)}${quote}` };
+}
+
+/** An edit that replaces `[start, end)` with a fixed marker (text that was not read). */
+export function markerEdit(start: number, end: number, marker: string): Edit {
+  return { start, end, render: () => marker };
 }
 
 /** An edit that replaces `[start, end)` with a nested plan's output, transformed by `wrap`. */

@@ -140,6 +140,30 @@ function classifyWords(words: string[]): RedactionKind | undefined {
 }
 
 /**
+ * Header names whose last word is `key` but that carry no credential: RFC 6455 §11.3.1's
+ * handshake nonce, the idempotency key of draft-ietf-httpapi-idempotency-key-header, and
+ * CDN cache keys and tags.
+ */
+const PUBLIC_KEY_HEADERS = words(
+  'sec-websocket-key idempotency-key x-idempotency-key surrogate-key x-cache-key cache-key',
+);
+
+/**
+ * The kind of secret a header holds: the name rule, and also any header whose name ends in
+ * `-key` or `_key` (`X-Functions-Key`, `X-Mashape-Key`, `x_tenant_key`, or `-keys`), since
+ * vendors put API keys under such headers with every qualifier (docs/redaction.md "Where
+ * secrets are looked for"). Over-redaction is the safe failure; the public ones are listed.
+ */
+export function classifyHeaderName(name: string): RedactionKind | undefined {
+  const kind = classifyName(name);
+  if (kind || name.length > 100) return kind;
+  const lower = name.trim().toLowerCase();
+  if (!/[-_]keys?$/.test(lower) || PUBLIC_KEY_HEADERS.has(lower)) return undefined;
+  // `X-Public-Key` holds public material, as in the name rule.
+  return /(?:^|[-_])public[-_]keys?$/.test(lower) ? undefined : 'api-key';
+}
+
+/**
  * A member's kind, also read with the name of the object holding it: `card.number`,
  * `api.key`, `verification.code` (the member name alone says nothing).
  */

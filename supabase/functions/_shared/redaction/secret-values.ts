@@ -3,7 +3,7 @@
 // Set-Cookie attributes stay readable, since they are not secret and say what was sent.
 import { isPlaceholderOnly, type RedactionKind } from './kinds.ts';
 import { type Context, type Edit, type Plan, planEdits, secretEdit } from './plan.ts';
-import { classifyName } from './secret-names.ts';
+import { classifyHeaderName, classifyName } from './secret-names.ts';
 import { detectFormat, isPublishableKey } from './token-formats.ts';
 
 /** RFC 9110 §11.4 credentials schemes in use (IANA registry and common vendor schemes). */
@@ -80,7 +80,7 @@ export function findHeaderValueEdits(
   context: Context,
   edits: Edit[],
 ): boolean {
-  const kind = classifyName(name.trim());
+  const kind = classifyHeaderName(name.trim());
   if (kind === 'cookie' && name.trim().toLowerCase() === 'cookie') {
     findCookieEdits(value, offset, 'cookie', false, context, edits);
   } else if (kind === 'set-cookie') {
@@ -128,7 +128,11 @@ export function planSecretValue(
   name?: string,
 ): Plan {
   const edits: Edit[] = [];
-  if (name === undefined || !findHeaderValueEdits(name, value, 0, context, edits)) {
+  // Only the name rule here: `name` may be a JSON key or a form field, not a header.
+  if (
+    name === undefined || classifyName(name.trim()) === undefined ||
+    !findHeaderValueEdits(name, value, 0, context, edits)
+  ) {
     findSecretValueEdits(value, 0, kind, context, edits);
   }
   return planEdits(value, edits, context);

@@ -1,8 +1,9 @@
 // Plans the redaction of one string: bounded (only the first `maxStringChars` are scanned, and
 // at most `maxTotalChars` per call), read by its hint (JSON, form, URL, text, or sniffed), and
 // never throwing: a string the redactor fails on is withheld, not echoed.
+import { inspectorOf } from './base64-runs.ts';
 import type { TextHint } from './content-types.ts';
-import { findTextEdits } from './free-text.ts';
+import { findTextEdits, type RunDecoding } from './free-text.ts';
 import { planForm, planUrl } from './form-text.ts';
 import { findJsonEdits } from './json-text.ts';
 import { formatWithheld, isPlaceholderOnly } from './kinds.ts';
@@ -28,6 +29,7 @@ export function planString(text: string, hint: TextHint, context: Context, depth
   try {
     if (depth > 0) return planScanned(text, hint, context, depth);
     const { maxStringChars } = context.limits;
+    context.decodeRemaining = maxStringChars;
     const scanned = context.remaining <= 0
       ? 0
       : scanLength(text, Math.min(maxStringChars, context.remaining));
@@ -50,14 +52,15 @@ function planScanned(text: string, hint: TextHint, context: Context, depth: numb
   if (reading === 'form') return planForm(text, context, depth, nested);
   if (reading === 'url') return planUrl(text, context, depth, nested);
   const edits: Edit[] = [];
+  const decoding: RunDecoding = { inspect: inspectorOf(context, nested, depth), percent: true };
   if (reading === 'json') {
     const start = text.search(/\S/);
     const stop = start === -1
       ? text.length
       : findJsonEdits(text, start, context, depth, nested, edits);
-    if (stop < text.length) findTextEdits(text, stop, text.length, context, edits);
+    if (stop < text.length) findTextEdits(text, stop, text.length, context, edits, decoding);
   } else {
-    findTextEdits(text, 0, text.length, context, edits);
+    findTextEdits(text, 0, text.length, context, edits, decoding);
   }
   return planEdits(text, edits, context);
 }
@@ -68,6 +71,8 @@ function sniffHint(text: string): TextHint {
   if (first === '{' || first === '[') return 'json';
   if (text.length > 65536) return 'text';
   if (/^[A-Za-z][A-Za-z0-9+.-]{0,30}:\/\/\S*$/.test(text)) return 'url';
+  // Padded base64 (`cGFzc3dvcmQ9eA==`) is no `name=` field: its run is decoded as text.
+  if (text.endsWith('=') && /^[A-Za-z0-9+/_-]{16,}={1,2}$/.test(text)) return 'text';
   if (/^[^\s=&]{1,100}=\S*$/.test(text)) return 'form';
   return 'text';
 }
