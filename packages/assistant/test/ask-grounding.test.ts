@@ -10,7 +10,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   findLeaks,
   REDACTION_CORPUS,
-} from '../../../supabase/functions/_shared/redaction_corpus.ts';
+} from '../../../supabase/functions/tests/redaction_corpus.ts';
 import { authorizeAndExchange } from '../../tool-server/test/helpers/oauth-stack.ts';
 import {
   ADMIN_DEVICE,

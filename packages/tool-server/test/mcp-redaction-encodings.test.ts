@@ -8,7 +8,7 @@ import {
   ENCODED_CORPUS,
   findEncodedLeaks,
   readableEncodedText,
-} from '../../../supabase/functions/_shared/redaction_encoded_corpus.ts';
+} from '../../../supabase/functions/tests/redaction_encoded_corpus.ts';
 import { connectClient } from './helpers/mcp-clients.ts';
 import { authorizeAndExchange, DEMO, useOAuthStack } from './helpers/oauth-stack.ts';
 

@@ -8,7 +8,7 @@ import {
   findLeaks,
   REDACTION_CORPUS,
   readableText,
-} from '../../../supabase/functions/_shared/redaction_corpus.ts';
+} from '../../../supabase/functions/tests/redaction_corpus.ts';
 import { connectClient } from './helpers/mcp-clients.ts';
 import { authorizeAndExchange, DEMO, useOAuthStack } from './helpers/oauth-stack.ts';
 

@@ -16,12 +16,12 @@ import {
   placeholderPrints,
   REDACTION_CORPUS,
   readableText,
-} from '../../../supabase/functions/_shared/redaction_corpus.ts';
+} from '../../../supabase/functions/tests/redaction_corpus.ts';
 import {
   ENCODED_CORPUS,
   findEncodedLeaks,
   readableEncodedText,
-} from '../../../supabase/functions/_shared/redaction_encoded_corpus.ts';
+} from '../../../supabase/functions/tests/redaction_encoded_corpus.ts';
 
 const KEY = new TextEncoder().encode('redaction-test-key-0123456789abcdef');
 const OTHER_KEY = new TextEncoder().encode('another-redaction-key-fedcba9876543210');

@@ -18,12 +18,12 @@ import {
   placeholderPrints,
   readableText,
   REDACTION_CORPUS,
-} from './redaction_corpus.ts';
+} from '../tests/redaction_corpus.ts';
 import {
   ENCODED_CORPUS,
   findEncodedLeaks,
   readableEncodedText,
-} from './redaction_encoded_corpus.ts';
+} from '../tests/redaction_encoded_corpus.ts';
 
 const KEY = new TextEncoder().encode('redaction-test-key-0123456789abcdef');
 const OTHER_KEY = new TextEncoder().encode('another-redaction-key-fedcba9876543210');

@@ -4,7 +4,7 @@
 // (Deno: redaction_test.ts, Node: packages/tool-server/test/redaction.test.ts) apply to it.
 // Values are generated from fixed seeds, and vendor prefixes are joined at run time, so this
 // file holds no literal that a secret scanner would take for a live credential.
-import type { RedactionKind } from './redaction.ts';
+import type { RedactionKind } from '../_shared/redaction.ts';
 
 export interface CorpusCase {
   /** What the case shows; the test name. */
