@@ -1,10 +1,10 @@
 // One joined channel of one socket: its topic, the identity it acts as, and its postgres_changes
 // bindings. Shared by the socket session (which fills it) and the dispatcher (which reads it).
 import type { TableRef } from './catalog.ts';
+import type { ChangeType } from './change.ts';
 import type { ColumnFilter } from './filters.ts';
 import type { UserBroadcast } from './protocol.ts';
 import type { Claims } from './tokens.ts';
-import type { ChangeType } from './wal-stream.ts';
 
 export interface PostgresBinding {
   /** The integer the client matches in `payload.ids`. */

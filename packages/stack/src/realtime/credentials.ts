@@ -4,8 +4,8 @@
 // connect, join and access_token, and again whenever the change feed shows a revocation, so a
 // channel stops within one poll of the commit rather than at exp.
 import type { Pool } from 'pg';
+import type { Change } from './change.ts';
 import type { Claims } from './tokens.ts';
-import type { Change } from './wal-stream.ts';
 
 export const TOKEN_REVOKED = 'Token has been revoked';
 /** GoTrue's wording for the same states (user_not_found, user_banned). */

@@ -6,11 +6,11 @@
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import type { Catalog } from './catalog.ts';
+import type { Change } from './change.ts';
 import type { ChannelMember, PostgresBinding } from './channel-member.ts';
 import { matchesFilters } from './filters.ts';
 import type { Claims } from './tokens.ts';
 import { answerVisibility, type Identity, type VisibilityCheck } from './visibility.ts';
-import type { Change } from './wal-stream.ts';
 
 /** Realtime's max_record_bytes: a larger record is replaced by the 413 form. */
 const MAX_RECORD_BYTES = 1024 * 1024;

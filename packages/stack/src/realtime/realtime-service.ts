@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
 import { Catalog } from './catalog.ts';
+import type { Change } from './change.ts';
 import type { ChannelMember } from './channel-member.ts';
 import { Credentials, type Revocation, revocationOf, revokes } from './credentials.ts';
 import { Dispatcher } from './dispatcher.ts';
@@ -13,7 +14,7 @@ import { handleBroadcastRequest } from './http-broadcast.ts';
 import type { Vsn } from './protocol.ts';
 import { SocketSession } from './socket-session.ts';
 import { type TokenCheck, verifyRealtimeToken } from './tokens.ts';
-import { type Change, WalStream } from './wal-stream.ts';
+import { WalStream } from './wal-stream.ts';
 
 export interface RealtimeOptions {
   dbUrl: string;

@@ -4,6 +4,7 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Catalog, TableRef } from './catalog.ts';
+import type { ChangeType } from './change.ts';
 import type { ChannelMember, PostgresBinding } from './channel-member.ts';
 import { FilterError, parseFilters } from './filters.ts';
 import {
@@ -18,7 +19,6 @@ import {
   type Vsn,
 } from './protocol.ts';
 import { type Claims, identityKey, type TokenCheck } from './tokens.ts';
-import type { ChangeType } from './wal-stream.ts';
 
 export interface SessionHost {
   catalog: Catalog;

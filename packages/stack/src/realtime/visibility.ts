@@ -6,7 +6,7 @@
 // 500 subscribers went from 497 ms to under 100 ms).
 import type { Pool, PoolClient } from 'pg';
 import { quoteIdent, type TableRef } from './catalog.ts';
-import type { ChangeColumn } from './wal-stream.ts';
+import type { ChangeColumn } from './change.ts';
 
 export interface Identity {
   role: string;

@@ -5,32 +5,9 @@
 // reported under its root table.
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { type Catalog, PUBLICATION, type TableRef } from './catalog.ts';
+import { type Catalog, PUBLICATION } from './catalog.ts';
+import type { Change, ChangeColumn, ChangeType } from './change.ts';
 import { CREDENTIAL_TABLES } from './credentials.ts';
-
-export type ChangeType = 'INSERT' | 'UPDATE' | 'DELETE';
-
-export interface ChangeColumn {
-  name: string;
-  type: string;
-  /** format_type() of the column, for casts in visibility queries. */
-  sqlType: string;
-}
-
-export interface Change {
-  /** The table subscribers name (a partition's root). */
-  table: TableRef;
-  type: ChangeType;
-  commitTimestamp: string;
-  columns: ChangeColumn[];
-  record: Record<string, unknown> | null;
-  oldRecord: Record<string, unknown> | null;
-  primaryKey: ChangeColumn[];
-  /** Primary-key values as text, in primaryKey order (for visibility checks). */
-  keyValues: string[];
-  /** JSON size of the record, to apply the 1 MB limit. */
-  recordBytes: number;
-}
 
 interface Wal2JsonColumn {
   name: string;

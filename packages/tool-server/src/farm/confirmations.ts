@@ -2,7 +2,7 @@
 // tool is confirm-gated"; docs/farm.md "Gating"): the text of what would run with every
 // character that could disguise it made visible, the farm host it names, and the canonical JSON
 // whose SHA-256 ties an approval to the exact arguments (pending-actions.ts).
-import type { ToolCall } from '../mcp/tool-definition.ts';
+import type { FarmConfig } from '../config.ts';
 
 /**
  * Text a pending action shows a person (a command, a script, a URL) with every character that
@@ -25,8 +25,8 @@ export function shownText(text: string): string {
  * are attached under (farm_attached_devices.farm_host), not the machine's own hostname, which a
  * container or a renamed host would show instead.
  */
-export function farmHostOf(call: ToolCall): string {
-  return call.farm?.config.hostName ?? 'this host';
+export function farmHostOf(config: FarmConfig | undefined): string {
+  return config?.hostName ?? 'this host';
 }
 
 /** JSON with object keys sorted at every level, so equal arguments hash equally. */

@@ -5,7 +5,7 @@
 // device, and nothing else on the host (Postgres, the gateway, this server) can be reached.
 import { chmodSync } from 'node:fs';
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
-import type { FarmEgress } from './farm.ts';
+import type { FarmEgress } from './farm-egress.ts';
 
 /** The forwarder's port on the sandbox's own loopback: what its proxy settings name. */
 export const SANDBOX_PROXY_PORT = 3128;

@@ -9,10 +9,10 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../config.ts';
-import type { ToolCall } from '../mcp/tool-definition.ts';
+import type { ActingCaller } from '../mcp/acting-caller.ts';
 import { ToolError } from '../mcp/tool-error.ts';
 import type { Database } from '../store/database.ts';
-import type { FarmCaptureSource, FarmDevices, FarmEgress } from './farm.ts';
+import type { FarmCaptureSource, FarmDevices, FarmEgress } from './farm-egress.ts';
 
 const DEVICE_NAMES: Record<FarmCaptureSource, string> = {
   cdp: 'Farm browser',
@@ -50,7 +50,7 @@ export class ProxyFarmDevices implements FarmDevices {
     this.logger = logger;
   }
 
-  async egressFor(call: ToolCall, source: FarmCaptureSource): Promise<FarmEgress> {
+  async egressFor(call: ActingCaller, source: FarmCaptureSource): Promise<FarmEgress> {
     const managementUrl = this.config.proxyManagementUrl;
     if (!managementUrl) {
       throw new ToolError('unavailable', 'This farm has no capture proxy, so it has no network.');
@@ -75,7 +75,7 @@ export class ProxyFarmDevices implements FarmDevices {
    * The caller's farm device for `source` on this host, created on first use. One transaction
    * under a lock per user, host and source, so two first calls at once make one device.
    */
-  private deviceOf(call: ToolCall, source: FarmCaptureSource): Promise<string> {
+  private deviceOf(call: ActingCaller, source: FarmCaptureSource): Promise<string> {
     const userId = call.caller.userId;
     const host = this.config.hostName;
     return this.db.transaction(async (client) => {
@@ -108,7 +108,7 @@ export class ProxyFarmDevices implements FarmDevices {
    * and the captures under it, stay.
    */
   private async allocate(
-    call: ToolCall,
+    call: ActingCaller,
     managementUrl: string,
     deviceUuid: string,
     source: FarmCaptureSource,
@@ -130,7 +130,7 @@ export class ProxyFarmDevices implements FarmDevices {
   }
 
   private async allocateOnce(
-    call: ToolCall,
+    call: ActingCaller,
     managementUrl: string,
     deviceUuid: string,
     source: FarmCaptureSource,
@@ -189,7 +189,7 @@ export class ProxyFarmDevices implements FarmDevices {
  */
 async function insertDeviceAsCaller(
   client: pg.PoolClient,
-  call: ToolCall,
+  call: ActingCaller,
   name: string,
 ): Promise<string> {
   await client.query(

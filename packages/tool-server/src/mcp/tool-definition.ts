@@ -1,11 +1,10 @@
 // What a tool is: its name, schemas (zod, published as JSON Schema), MCP annotations, the
 // capability without which it is never listed nor run, an optional widget, and its run function.
 // Tools read and write as the caller (Database.asCaller), never with the service role.
-import type pg from 'pg';
 import type { z } from 'zod';
 import type { Farm } from '../farm/farm.ts';
 import type { PoolLane } from '../store/pool-slots.ts';
-import type { CallerProfile } from './caller-profile.ts';
+import type { ActingCaller } from './acting-caller.ts';
 import type { ToolError } from './tool-error.ts';
 
 export interface Capability {
@@ -21,13 +20,7 @@ export interface ToolAnnotations {
 }
 
 /** What a running tool may use. */
-export interface ToolCall {
-  caller: CallerProfile;
-  /**
-   * Runs `work` in one transaction as the caller (RLS and has_capability apply), its connection
-   * taken in `lane` of the tool pool (standard unless given).
-   */
-  asCaller<T>(work: (client: pg.PoolClient) => Promise<T>, lane?: PoolLane): Promise<T>;
+export interface ToolCall extends ActingCaller {
   /** Replaces secrets in captured traffic (shared with the assistant). */
   redact(payload: unknown): Promise<unknown>;
   /** The PAC URL of a device port, or null where the deployment has no proxy. */

@@ -3,9 +3,11 @@
 // "MUST ignore any client metadata sent by the client that it does not understand"), and an
 // unknown or partly unknown `scope` is kept as sent (real clients send `openid email profile`).
 import { z } from 'zod';
-import type { TokenEndpointAuthMethod } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
 import { redirectUriProblem } from './redirect-uris.ts';
+
+/** RFC 7591 §2 token_endpoint_auth_method values this server accepts. */
+export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
 
 const httpUrl = z
   .string()

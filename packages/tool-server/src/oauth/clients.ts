@@ -2,9 +2,7 @@
 // Document when the client_id is an https URL, or the dashboard's first-party client. Reads and
 // writes go through here so every endpoint sees the same client.
 import type { Database } from '../store/database.ts';
-import type { AcceptedClientMetadata } from './client-metadata.ts';
-
-export type TokenEndpointAuthMethod = 'none' | 'client_secret_basic' | 'client_secret_post';
+import type { AcceptedClientMetadata, TokenEndpointAuthMethod } from './client-metadata.ts';
 
 export interface OAuthClient {
   client_id: string;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { ProxyAgent, request } from 'undici';
-import type { FarmEgress } from '../farm.ts';
+import type { FarmEgress } from '../farm-egress.ts';
 import { AppInstallerError } from './app-installer.ts';
 
 export interface PackageFile {

@@ -9,10 +9,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
-import type { ToolCall } from '../../mcp/tool-definition.ts';
+import type { ActingCaller } from '../../mcp/acting-caller.ts';
 import { ToolError } from '../../mcp/tool-error.ts';
 import type { Database } from '../../store/database.ts';
-import type { FarmDevices } from '../farm.ts';
+import type { FarmDevices } from '../farm-egress.ts';
 import { BrowserPage } from './browser-page.ts';
 import { type SandboxedBrowser, startSandboxedBrowser } from './chromium-sandbox.ts';
 
@@ -93,7 +93,7 @@ export class BrowserSessions {
   }
 
   /** A new session for the caller: their farm browser device, a sandboxed Chromium, its tab. */
-  async open(call: ToolCall): Promise<BrowserSession> {
+  async open(call: ActingCaller): Promise<BrowserSession> {
     if (this.closed) throw new ToolError('unavailable', 'The farm is shutting down.');
     const owner = await this.ownerOf(call);
     const jti = String(call.caller.claims.jti ?? '');
@@ -147,7 +147,7 @@ export class BrowserSessions {
    * The caller's session `id`, or without an id the one they used last (a new one when they have
    * none). Another owner's session is as unknown as one that never was.
    */
-  async reach(call: ToolCall, id: string | undefined): Promise<BrowserSession> {
+  async reach(call: ActingCaller, id: string | undefined): Promise<BrowserSession> {
     const owner = await this.ownerOf(call);
     const mine = [...this.sessions.values()].filter((s) => s.owner.key === owner.key && s.alive);
     const session = id
@@ -181,7 +181,7 @@ export class BrowserSessions {
   }
 
   /** Closes the caller's session `id`; answers it (closed). */
-  async closeFor(call: ToolCall, id: string): Promise<BrowserSession> {
+  async closeFor(call: ActingCaller, id: string): Promise<BrowserSession> {
     const session = await this.reach(call, id);
     await this.end(session.id, 'closed by its owner');
     return session;
@@ -223,7 +223,7 @@ export class BrowserSessions {
   }
 
   /** The caller's user and grant, from the access token's record (cached per token). */
-  private async ownerOf(call: ToolCall): Promise<Owner> {
+  private async ownerOf(call: ActingCaller): Promise<Owner> {
     const userId = call.caller.userId;
     const jti = String(call.caller.claims.jti ?? '');
     const cached = this.ownerByToken.get(jti);

@@ -16,7 +16,7 @@ import type { Readable, Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
-import type { FarmEgress } from '../farm.ts';
+import type { FarmEgress } from '../farm-egress.ts';
 import { memoryCgroupsFor, type SandboxCgroup, sandboxSpawn } from '../memory-cgroup.ts';
 import { readOnlyUsrRoot } from '../sandbox-root.ts';
 import { CdpPipe } from './cdp-pipe.ts';

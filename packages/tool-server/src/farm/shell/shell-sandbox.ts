@@ -17,7 +17,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { FarmConfig } from '../../config.ts';
 import { forwarderStartLines, SANDBOX_PROXY_PORT, startEgressBridge } from '../egress-bridge.ts';
-import type { FarmEgress } from '../farm.ts';
+import type { FarmEgress } from '../farm-egress.ts';
 import {
   type MemoryCgroups,
   memoryCgroupsFor,

@@ -266,7 +266,7 @@ export const browserCdp = defineTool({
     const where = args.session_id
       ? `browser session ${args.session_id}`
       : 'your latest browser session';
-    return `Run this script in the page of ${where} on farm host ${farmHostOf(call)}: ${shownText(args.expression ?? '')}`;
+    return `Run this script in the page of ${where} on farm host ${farmHostOf(call.farm?.config)}: ${shownText(args.expression ?? '')}`;
   },
   splitContent(output) {
     if (!output.screenshot?.data) return { output, images: [] };

@@ -69,7 +69,7 @@ export const farmRunShell = defineTool({
     const network =
       args.network === 'proxy' ? 'network only through the capture proxy' : 'no network';
     const seconds = args.timeout_seconds ? `, at most ${args.timeout_seconds} s` : '';
-    return `Run \`${shownText(args.command)}\` in a sandbox on farm host ${farmHostOf(call)} (${network}${seconds}).`;
+    return `Run \`${shownText(args.command)}\` in a sandbox on farm host ${farmHostOf(call.farm?.config)} (${network}${seconds}).`;
   },
   async run(call, args) {
     const farm = call.farm;
