@@ -12,7 +12,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
 import { parseBenchArgs } from './bench-cli.ts';
-import { prepareBenchEntries } from './entries-generator.ts';
+import { GENERATED_CAPTURE_FLAGS, prepareBenchEntries } from './entries-generator.ts';
 import { percentile } from './percentile.ts';
 
 const { values } = parseBenchArgs({
@@ -25,19 +25,7 @@ const { values } = parseBenchArgs({
     it takes the filter, else entries_count with exact => true (marked †). Goal: p95 under 50 ms
     for every count, exact when small (docs/data-model.md, "Counts").`,
   flags: {
-    entries: {
-      type: 'string',
-      value: 'N',
-      description:
-        'captures generated before timing by bench/entries-generator.ts, for 10 users x 5 devices',
-      default: '1000000',
-    },
-    weeks: {
-      type: 'string',
-      value: 'W',
-      description: 'weeks the captures are spread over, evenly, one weekly partition each',
-      default: '26',
-    },
+    ...GENERATED_CAPTURE_FLAGS,
     runs: {
       type: 'string',
       value: 'N',

@@ -2,7 +2,25 @@
 // CDN and tracker hosts) and paths (templated with ids, so most are distinct), methods, statuses,
 // timings with a long tail, body sizes and about 1 % upstream failures, spread evenly over the
 // last W weeks and over U users' devices. Runs as one INSERT … SELECT per batch on the server.
+
 import type { Client } from 'pg';
+import type { BenchFlags } from './bench-cli.ts';
+
+/** The --entries and --weeks flags of every bench that times reads over generated captures. */
+export const GENERATED_CAPTURE_FLAGS = {
+  entries: {
+    type: 'string',
+    value: 'N',
+    description: 'captures generated before timing by bench/entries-generator.ts',
+    default: '1000000',
+  },
+  weeks: {
+    type: 'string',
+    value: 'W',
+    description: 'weeks the captures are spread over, evenly, one weekly partition each',
+    default: '26',
+  },
+} as const satisfies BenchFlags;
 
 export interface BenchDataOptions {
   entries: number;

@@ -14,7 +14,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
 import { parseBenchArgs } from './bench-cli.ts';
-import { generateBenchData } from './entries-generator.ts';
+import { GENERATED_CAPTURE_FLAGS, generateBenchData } from './entries-generator.ts';
 import { percentile } from './percentile.ts';
 
 const { values } = parseBenchArgs({
@@ -29,18 +29,7 @@ const { values } = parseBenchArgs({
     the native columns (a copy the bench makes). Goal: p95 under 100 ms at 1M entries
     (docs/data-model.md, "Traffic tools").`,
   flags: {
-    entries: {
-      type: 'string',
-      value: 'N',
-      description: 'captures generated before timing by bench/entries-generator.ts',
-      default: '1000000',
-    },
-    weeks: {
-      type: 'string',
-      value: 'W',
-      description: 'weeks the captures are spread over, evenly, one weekly partition each',
-      default: '26',
-    },
+    ...GENERATED_CAPTURE_FLAGS,
     users: {
       type: 'string',
       value: 'N',

@@ -23,12 +23,26 @@ function benchFiles(): string[] {
   return [...files];
 }
 
-/** The flags a bench declares, read from its source: each `name: { type: 'string'`. */
+/**
+ * The flags a bench declares, read from its source: each `name: { type: 'string'`, and those of
+ * a shared set it spreads in (`...GENERATED_CAPTURE_FLAGS`, from the module it imports it from).
+ */
 function declaredFlags(file: string): string[] {
   const source = readFileSync(`${REPO_ROOT}${file}`, 'utf8');
-  return [...source.matchAll(/['"]?([a-z][\w-]*)['"]?:\s*\{\s*type:\s*'string'/g)].map(
+  const own = [...source.matchAll(/['"]?([a-z][\w-]*)['"]?:\s*\{\s*type:\s*'string'/g)].map(
     ([, flag]) => flag as string,
   );
+  const shared = [...source.matchAll(/\.\.\.([A-Z_]+_FLAGS)\b/g)].flatMap(([, name]) => {
+    const from = new RegExp(`import \\{[^}]*\\b${name}\\b[^}]*\\} from '([^']+)'`).exec(
+      source,
+    )?.[1];
+    if (!from) throw new Error(`${file} spreads ${name} without importing it`);
+    const module = readFileSync(new URL(from, `file://${REPO_ROOT}${file}`), 'utf8');
+    const set = new RegExp(`export const ${name} = \\{([\\s\\S]*?)\\} as const`).exec(module)?.[1];
+    if (!set) throw new Error(`${from} does not export ${name}`);
+    return [...set.matchAll(/^ {2}([a-z][\w-]*):\s*\{/gm)].map(([, flag]) => flag as string);
+  });
+  return [...own, ...shared];
 }
 
 /**

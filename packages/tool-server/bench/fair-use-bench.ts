@@ -15,7 +15,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import pg from 'pg';
 import pino from 'pino';
 import { parseBenchArgs } from '../../../bench/bench-cli.ts';
-import { prepareBenchEntries } from '../../../bench/entries-generator.ts';
+import { GENERATED_CAPTURE_FLAGS, prepareBenchEntries } from '../../../bench/entries-generator.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { findFreePort } from '../../stack/src/ports.ts';
@@ -33,19 +33,7 @@ const { values } = parseBenchArgs({
     (rpc/inspect_entries), the yardstick for what one member can already do to others through
     REST; all in the same run (docs/tool-server.md, "Benchmark: npm run bench:fair-use").`,
   flags: {
-    entries: {
-      type: 'string',
-      value: 'N',
-      description:
-        'captures generated before timing by bench/entries-generator.ts, for 10 users x 5 devices',
-      default: '1000000',
-    },
-    weeks: {
-      type: 'string',
-      value: 'W',
-      description: 'weeks the captures are spread over, evenly, one weekly partition each',
-      default: '26',
-    },
+    ...GENERATED_CAPTURE_FLAGS,
     waves: {
       type: 'string',
       value: 'N',

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { parseBenchArgs } from '../../../bench/bench-cli.ts';
-import { prepareBenchEntries } from '../../../bench/entries-generator.ts';
+import { GENERATED_CAPTURE_FLAGS, prepareBenchEntries } from '../../../bench/entries-generator.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { mintAccessToken } from './bench-tokens.ts';
@@ -26,19 +26,7 @@ const { values } = parseBenchArgs({
     entries for each tool, overhead under 1.3x (docs/tool-server.md, "Benchmark: npm run
     bench:tools").`,
   flags: {
-    entries: {
-      type: 'string',
-      value: 'N',
-      description:
-        'captures generated before timing by bench/entries-generator.ts, for 10 users x 5 devices',
-      default: '1000000',
-    },
-    weeks: {
-      type: 'string',
-      value: 'W',
-      description: 'weeks the captures are spread over, evenly, one weekly partition each',
-      default: '26',
-    },
+    ...GENERATED_CAPTURE_FLAGS,
     runs: {
       type: 'string',
       value: 'N',
