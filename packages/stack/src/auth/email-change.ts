@@ -13,6 +13,7 @@ import {
   issueEmailToken,
   type VerificationMatch,
 } from './email-tokens.ts';
+import { type PkceRequest, startFlowState } from './flow-state.ts';
 import {
   findUserByEmail,
   findUserById,
@@ -67,17 +68,21 @@ async function withLockedUser<T>(
 /**
  * Starts a change of the user's address to `newEmail`, replacing any pending one (its tokens
  * stop working): a link and code to the new address and, with `double_confirm_changes`, to the
- * current one. `max_frequency` applies (429), as to every mail a user can ask for.
+ * current one. `max_frequency` applies (429), as to every mail a user can ask for. With a code
+ * challenge the change is a PKCE flow (GoTrue's UserUpdate): both tokens get the `pkce_` prefix
+ * and the last link followed redirects with `?code=`.
  */
 export async function requestEmailChange(
   context: AuthContext,
   userId: string,
   newEmail: string,
   redirectTo: string,
+  pkce: PkceRequest = {},
 ): Promise<UserRow> {
   const outbox: { to: string; token: IssuedEmailToken }[] = [];
   const user = await withLockedUser(context.pool, userId, async (client, current) => {
     assertSendAllowed(context, current, 'email_change_new');
+    const flow = await startFlowState(client, userId, 'email_change', pkce);
     const pending = await updateUserColumns(client, userId, {
       email_change: newEmail,
       email_change_confirm_status: NO_ADDRESS_CONFIRMED,
@@ -86,6 +91,7 @@ export async function requestEmailChange(
       const token = await issueEmailToken(client, context, pending, 'email_change', redirectTo, {
         address,
         slot,
+        flow,
       });
       outbox.push({ to: address, token });
     };

@@ -1,9 +1,11 @@
 // E-mail one-time tokens: an OTP the user can type and, in the link, its hash. Only the hash is
-// stored (in the user's token column and in auth.one_time_tokens, as GoTrue keeps both).
+// stored (in the user's token column and in auth.one_time_tokens, as GoTrue keeps both), with
+// GoTrue's `pkce_` prefix when the flow is PKCE.
 import { randomUUID } from 'node:crypto';
 import type { AuthContext } from './auth-context.ts';
 import { AuthError, authErrors } from './auth-error.ts';
 import { generateOtp, hashEmailOtp } from './crypto.ts';
+import { type FlowType, PKCE_PREFIX } from './flow-state.ts';
 import type { MailKind } from './mailbox.ts';
 import type { Queryable, UserRow } from './users.ts';
 
@@ -67,6 +69,7 @@ export const VERIFY_SLOTS: Record<string, TokenSlot[]> = {
 
 export interface IssuedEmailToken {
   otp: string;
+  /** The token as stored and as the link carries it: the hash, `pkce_`-prefixed in a PKCE flow. */
   hashedToken: string;
   actionLink: string;
   verificationType: MailKind;
@@ -87,13 +90,22 @@ export async function issueEmailToken(
   user: UserRow,
   kind: MailKind,
   redirectTo: string,
-  options: { address?: string | undefined; rateLimited?: boolean; slot?: TokenSlot } = {},
+  options: {
+    address?: string | undefined;
+    rateLimited?: boolean;
+    slot?: TokenSlot;
+    /** PKCE (a code challenge was sent): the token gets GoTrue's `pkce_` prefix. */
+    flow?: FlowType;
+  } = {},
 ): Promise<IssuedEmailToken> {
   const slot = options.slot ?? slotFor(kind, user);
   if (options.rateLimited) assertSendAllowed(context, user, slot);
   const address = options.address ?? user.email ?? '';
   const otp = generateOtp(context.config.otpLength);
-  const hashedToken = hashEmailOtp(context.config.jwtSecret, address, otp);
+  // GoTrue's addFlowPrefixToToken (api/pkce.go): stored, mailed as the link's token and as the
+  // template's TokenHash, all with the prefix.
+  const prefix = options.flow === 'pkce' ? PKCE_PREFIX : '';
+  const hashedToken = prefix + hashEmailOtp(context.config.jwtSecret, address, otp);
   const { column, sentAt, type } = SLOTS[slot];
   await db.query(
     `update auth.users set ${column} = $2, ${sentAt} = now(), updated_at = now() where id = $1`,
@@ -123,8 +135,10 @@ export interface VerificationMatch {
 }
 
 /**
- * Finds the user whose stored token matches: by `token_hash` directly, or by the address and the
- * typed OTP hashed the same way. Expired and unknown tokens answer alike (403 otp_expired).
+ * Finds the user whose stored token matches: by `token_hash` exactly as stored (so a PKCE token
+ * only with its `pkce_` prefix, an implicit one only without), or by the address and the typed OTP
+ * hashed the same way, which matches either (GoTrue's isOtpValid: `"pkce_"+actual == expected`).
+ * Expired and unknown tokens answer alike (403 otp_expired). `hash` is the token as stored.
  */
 export async function matchEmailToken(
   db: Queryable,
@@ -146,17 +160,19 @@ export async function matchEmailToken(
         ? hashEmailOtp(context.config.jwtSecret, params.email.toLowerCase(), params.otp)
         : undefined);
     if (!hash) continue;
+    const typed = !params.tokenHash;
     const { rows } = await db.query<UserRow>(
-      `select * from auth.users where ${column} = $1 and ${column} <> ''
+      `select * from auth.users
+       where (${column} = $1 or ($3::boolean and ${column} = $4::text || $1)) and ${column} <> ''
          and ($2::text is null or lower(${addressColumn}) = lower($2))`,
-      [hash, params.tokenHash ? null : (params.email ?? null)],
+      [hash, typed ? (params.email ?? null) : null, typed, PKCE_PREFIX],
     );
     const user = rows[0];
     if (!user) continue;
     const sent = user[sentAt];
     if (!sent || Date.now() - sent.getTime() > context.config.otpExpirySeconds * 1000)
       throw failure();
-    return { user, slot, hash };
+    return { user, slot, hash: user[column] ?? hash };
   }
   throw failure();
 }

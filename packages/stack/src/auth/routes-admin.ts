@@ -289,6 +289,8 @@ export function adminRoutes(context: AuthContext) {
         address = body.type === 'email_change_current' ? body.email : body.new_email;
         kind = 'email_change';
     }
+    // Always the implicit flow, as GoTrue's GenerateLink (api/mail.go): an admin link carries
+    // no code challenge, so its token never gets the `pkce_` prefix.
     const token = await issueEmailToken(pool, context, user, kind, redirectTo, { address, slot });
     const fresh = (await findUserById(pool, user.id)) as UserRow;
     return c.json({

@@ -18,7 +18,15 @@ import {
   matchEmailToken,
   type VerificationMatch,
 } from './email-tokens.ts';
-import { issueAuthCode, startFlowState } from './flow-state.ts';
+import {
+  authenticationMethodFor,
+  type FlowType,
+  findFlowState,
+  flowStateNotFound,
+  issueAuthCode,
+  PKCE_PREFIX,
+  startFlowState,
+} from './flow-state.ts';
 import type { MailKind } from './mailbox.ts';
 import { emailSchema, metadataSchema, readBody } from './request.ts';
 import { clientAddress } from './request-limits.ts';
@@ -49,6 +57,8 @@ const recoverSchema = z.object({
 const resendSchema = z.object({
   type: z.enum(['signup', 'email_change']),
   email: emailSchema,
+  code_challenge: z.string().optional(),
+  code_challenge_method: z.string().optional(),
 });
 
 const verifySchema = z.object({
@@ -58,6 +68,15 @@ const verifySchema = z.object({
   email: z.string().optional(),
   redirect_to: z.string().optional(),
 });
+
+/** GoTrue's oauthErrorMap (api/errors.go): the OAuth `error` a redirected refusal carries. */
+const OAUTH_ERRORS: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized_client',
+  403: 'access_denied',
+  500: 'server_error',
+  503: 'temporarily_unavailable',
+};
 
 /** The `amr` method recorded for a session that starts from a verification. */
 const AMR_BY_TYPE: Record<string, string> = {
@@ -97,6 +116,18 @@ function appendFragment(base: string, values: Record<string, string>): string {
   return url.toString();
 }
 
+/**
+ * A redirect carrying `values` in the fragment and, for a PKCE flow, in the query as well, where
+ * a server-side callback can read them (GoTrue's prepErrorRedirectURL and prepRedirectURL).
+ */
+function redirectWith(base: string, values: Record<string, string>, flow: FlowType): string {
+  const url = new URL(appendFragment(base, { ...values, sb: '' }));
+  if (flow === 'pkce') {
+    for (const [name, value] of Object.entries(values)) url.searchParams.set(name, value);
+  }
+  return url.toString();
+}
+
 export function emailRoutes(context: AuthContext) {
   const app = new Hono();
   const { pool, config, mailbox, defences } = context;
@@ -128,9 +159,10 @@ export function emailRoutes(context: AuthContext) {
     }
   }
 
-  async function send(user: UserRow, kind: MailKind, redirectTo: string) {
+  async function send(user: UserRow, kind: MailKind, redirectTo: string, flow: FlowType) {
     const token = await issueEmailToken(pool, context, user, kind, redirectTo, {
       rateLimited: true,
+      flow,
     });
     mailbox.deliver(user.email ?? '', kind, token.otp, token.hashedToken, token.actionLink);
   }
@@ -158,8 +190,8 @@ export function emailRoutes(context: AuthContext) {
         emailConfirmed: false,
       });
     }
-    await startFlowState(pool, user.id, 'magiclink', body);
-    await send(user, 'magiclink', resolveRedirect(config, c.req.query('redirect_to')));
+    const flow = await startFlowState(pool, user.id, 'magiclink', body);
+    await send(user, 'magiclink', resolveRedirect(config, c.req.query('redirect_to')), flow);
     return c.json({});
   });
 
@@ -170,8 +202,8 @@ export function emailRoutes(context: AuthContext) {
     // An unknown address answers the same as a known one, a second ask within max_frequency
     // included: no account enumeration.
     if (user) {
-      await startFlowState(pool, user.id, 'recovery', body);
-      await send(user, 'recovery', resolveRedirect(config, c.req.query('redirect_to')));
+      const flow = await startFlowState(pool, user.id, 'recovery', body);
+      await send(user, 'recovery', resolveRedirect(config, c.req.query('redirect_to')), flow);
     } else {
       defences.unknownAddresses.ask(body.email);
     }
@@ -183,11 +215,14 @@ export function emailRoutes(context: AuthContext) {
     const body = await readBody(c, resendSchema);
     const user = await findUserByEmail(pool, body.email);
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
-    if (user && body.type === 'signup' && !user.email_confirmed_at)
-      await send(user, 'signup', redirectTo);
-    // GoTrue's Resend: the pending change is asked for again, both addresses mailed anew.
+    // GoTrue's Resend: a code challenge makes the new mail's flow PKCE, as on the first send.
+    if (user && body.type === 'signup' && !user.email_confirmed_at) {
+      const flow = await startFlowState(pool, user.id, 'email/signup', body);
+      await send(user, 'signup', redirectTo, flow);
+    }
+    // The pending change is asked for again, both addresses mailed anew.
     if (user && body.type === 'email_change' && user.email_change) {
-      await requestEmailChange(context, user.id, user.email_change, redirectTo);
+      await requestEmailChange(context, user.id, user.email_change, redirectTo, body);
     }
     return c.json({});
   });
@@ -216,31 +251,38 @@ export function emailRoutes(context: AuthContext) {
     return c.json(await signIn(pool, context, user, amr, c.req.header('User-Agent')));
   });
 
-  // A followed e-mail link: redirect with the session in the fragment, or with ?code= when the
-  // flow started with a PKCE challenge; the first of two address-change confirmations with
-  // GoTrue's `message` in the fragment; failures with the error in the fragment.
+  // A followed e-mail link (GoTrue's verifyGet): a `pkce_` token belongs to a PKCE flow and
+  // redirects with `?code=` (the flow's auth code, for POST /token?grant_type=pkce); any other
+  // token redirects with the session in the fragment. The first of two address-change
+  // confirmations redirects with GoTrue's `message`; a refusal with the error. A PKCE flow gets
+  // both in the query as well as the fragment.
   app.get('/verify', async (c) => {
     defences.requests.check('verify', clientAddress(c));
     const type = c.req.query('type') ?? '';
+    const token = c.req.query('token') ?? '';
     if (!type) throw authErrors.validation('Verify requires a verification type');
-    if (!c.req.query('token'))
-      throw authErrors.validation('Verify requires a token or a token hash');
+    if (!token) throw authErrors.validation('Verify requires a token or a token hash');
+    const flow: FlowType = token.startsWith(PKCE_PREFIX) ? 'pkce' : 'implicit';
+    const method = authenticationMethodFor(type);
+    if (flow === 'pkce' && !method) throw authErrors.validation('Unsupported verification type');
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
     try {
-      const match = await matchEmailToken(pool, context, type, {
-        tokenHash: c.req.query('token') ?? '',
-      });
+      const match = await matchEmailToken(pool, context, type, { tokenHash: token });
+      // GoTrue verifies and hands out the code in one transaction, so a link with no flow to
+      // hand a code to is refused unspent; here that is checked before the token is spent.
+      const flowStateId =
+        flow === 'pkce' ? await findFlowState(pool, match.user.id, method as string) : undefined;
+      if (flow === 'pkce' && !flowStateId) throw flowStateNotFound();
       const user = await applyVerification(context, match);
       if (!user) {
         return c.redirect(
-          appendFragment(redirectTo, { message: SINGLE_CONFIRMATION_ACCEPTED, sb: '' }),
+          redirectWith(redirectTo, { message: SINGLE_CONFIRMATION_ACCEPTED }, flow),
           303,
         );
       }
-      const code = await issueAuthCode(pool, user.id);
-      if (code) {
+      if (flowStateId) {
         const url = new URL(redirectTo);
-        url.searchParams.set('code', code);
+        url.searchParams.set('code', await issueAuthCode(pool, flowStateId));
         return c.redirect(url.toString(), 303);
       }
       const amr = AMR_BY_TYPE[type] ?? 'otp';
@@ -259,18 +301,19 @@ export function emailRoutes(context: AuthContext) {
       );
     } catch (error) {
       if (!(error instanceof AuthError)) throw error;
+      const values: Record<string, string> = {
+        error_code: error.errorCode,
+        // A link lost to a racing use reads as any spent link; other refusals say what they are
+        // (an address taken while its change was pending: email_exists).
+        error_description:
+          error.errorCode === 'otp_expired'
+            ? 'Email link is invalid or has expired'
+            : error.message,
+      };
+      // GoTrue's oauthErrorMap: `error` names the OAuth error of the refusal's status.
+      const oauthError = OAUTH_ERRORS[error.status];
       return c.redirect(
-        appendFragment(redirectTo, {
-          error: 'access_denied',
-          error_code: error.errorCode,
-          // A link lost to a racing use reads as any spent link; other refusals say what they are
-          // (an address taken while its change was pending: email_exists).
-          error_description:
-            error.errorCode === 'otp_expired'
-              ? 'Email link is invalid or has expired'
-              : error.message,
-          sb: '',
-        }),
+        redirectWith(redirectTo, oauthError ? { error: oauthError, ...values } : values, flow),
         303,
       );
     }

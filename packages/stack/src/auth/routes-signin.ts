@@ -162,9 +162,10 @@ export function signinRoutes(context: AuthContext) {
     }
     if (config.autoconfirm) return c.json(await signIn(pool, context, user, 'password', userAgent));
     const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
-    await startFlowState(pool, user.id, 'email/signup', body);
+    const flow = await startFlowState(pool, user.id, 'email/signup', body);
     const token = await issueEmailToken(pool, context, user, 'signup', redirectTo, {
       rateLimited: true,
+      flow,
     });
     context.mailbox.deliver(body.email, 'signup', token.otp, token.hashedToken, token.actionLink);
     const refreshed = (await findUserById(pool, user.id)) as UserRow;

@@ -24,6 +24,8 @@ const updateSchema = z.object({
   password: z.string().optional(),
   data: metadataSchema.optional(),
   nonce: z.string().optional(),
+  code_challenge: z.string().optional(),
+  code_challenge_method: z.string().optional(),
 });
 
 export function userRoutes(context: AuthContext) {
@@ -64,7 +66,7 @@ export function userRoutes(context: AuthContext) {
     // shows it pending as `new_email` (docs/local-stack.md "Address changes").
     if (newEmail) {
       const redirectTo = resolveRedirect(config, c.req.query('redirect_to'));
-      user = await requestEmailChange(context, user.id, newEmail, redirectTo);
+      user = await requestEmailChange(context, user.id, newEmail, redirectTo, body);
     }
     if (passwordHash) {
       user = await updateUserColumns(pool, user.id, { encrypted_password: passwordHash });
