@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parse } from 'smol-toml';
 import { z } from 'zod';
 import { StackError } from './errors.ts';
+import { parseConfigSize } from './storage/storage-config.ts';
 
 /** "1s", "60s", "5m" or a bare number of seconds, as the Supabase CLI accepts durations. */
 const durationSeconds = z.union([
@@ -63,6 +64,24 @@ const configSchema = z.object({
           web3: z.number().int().nonnegative().default(30),
         })
         .prefault({}),
+    })
+    .prefault({}),
+  // The Supabase CLI's [storage] section: whether /storage/v1 is served, and the largest upload
+  // ("50MiB", units of 1024 as the CLI reads them, or a number of bytes).
+  storage: z
+    .object({
+      enabled: z.boolean().default(true),
+      file_size_limit: z
+        .union([z.string(), z.number()])
+        .default('50MiB')
+        .transform((value, context) => {
+          const bytes = parseConfigSize(value);
+          if (bytes === undefined) {
+            context.addIssue({ code: 'custom', message: `not a size: ${value}` });
+            return z.NEVER;
+          }
+          return bytes;
+        }),
     })
     .prefault({}),
   functions: z.record(z.string(), z.object({ verify_jwt: z.boolean().default(true) })).default({}),

@@ -1,7 +1,7 @@
 // startStack(): the whole local backend on one machine without Docker, in dependency order:
-// Postgres → platform bootstrap → migrations (+ seed on a new database) → PostgREST, auth and
-// functions → gateway → status service and capture proxy. Whatever started is stopped again if a
-// later step fails.
+// Postgres → platform bootstrap → migrations (+ seed on a new database) → PostgREST, auth,
+// storage and functions → gateway → status service and capture proxy. Whatever started is
+// stopped again if a later step fails.
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,8 @@ import { startPostgrest } from './postgrest.ts';
 import { loadProjectConfig } from './project-config.ts';
 import { startRealtime } from './realtime/realtime-service.ts';
 import { type StatusVariables, statusVariables } from './status-variables.ts';
+import { startStorageService } from './storage/service.ts';
+import { SIGNED_UPLOAD_EXPIRY_SECONDS } from './storage/storage-config.ts';
 
 /** `*.localhost` resolves to loopback in browsers (RFC 6761 §6.3), so PAC URLs work locally. */
 const PROXY_DOMAIN = 'proxy.localhost';
@@ -43,6 +45,8 @@ export interface StackPorts {
   rest: number;
   restAdmin: number;
   auth: number;
+  /** The storage service behind /storage/v1. */
+  storage: number;
   /** The dashboard (54323), the tool server's `{mcp_url}` (54324) and `{mcp_url_legacy}` (54325). */
   dashboard: number;
   mcp: number;
@@ -151,8 +155,19 @@ async function choosePorts(
   withToolServer: boolean,
 ): Promise<StackPorts> {
   if (mode === 'free') {
-    const [api, db, rest, restAdmin, auth, proxy, proxyManagement, dashboard, mcp, mcpLegacy] =
-      await Promise.all(Array.from({ length: 10 }, () => findFreePort()));
+    const [
+      api,
+      db,
+      rest,
+      restAdmin,
+      auth,
+      storage,
+      proxy,
+      proxyManagement,
+      dashboard,
+      mcp,
+      mcpLegacy,
+    ] = await Promise.all(Array.from({ length: 11 }, () => findFreePort()));
     const devicePorts = withProxy ? await findFreePortRange(20) : PROXY_PORTS.devicePorts;
     return {
       api,
@@ -160,6 +175,7 @@ async function choosePorts(
       rest,
       restAdmin,
       auth,
+      storage,
       proxy,
       proxyManagement,
       devicePorts,
@@ -179,12 +195,19 @@ async function choosePorts(
     await assertPortFree(CONSOLE_PORTS.mcp, 'tool server');
     await assertPortFree(CONSOLE_PORTS.mcpLegacy, 'tool server (legacy origin)');
   }
-  const [rest, restAdmin, auth] = await Promise.all([
-    findFreePort(),
-    findFreePort(),
-    findFreePort(),
-  ]);
-  return { api: apiPort, db: dbPort, rest, restAdmin, auth, ...PROXY_PORTS, ...CONSOLE_PORTS };
+  const [rest, restAdmin, auth, storage] = await Promise.all(
+    Array.from({ length: 4 }, () => findFreePort()),
+  );
+  return {
+    api: apiPort,
+    db: dbPort,
+    rest,
+    restAdmin,
+    auth,
+    storage,
+    ...PROXY_PORTS,
+    ...CONSOLE_PORTS,
+  };
 }
 
 /**
@@ -365,6 +388,20 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
     ]);
     owned('postgrest', `on 127.0.0.1:${ports.rest}`, postgrest.stop);
     owned('auth', `on 127.0.0.1:${ports.auth}`, auth.stop);
+    if (project.storage.enabled) {
+      const storage = await startStorageService({
+        port: ports.storage,
+        dbPort: ports.db,
+        config: {
+          rootDir: join(dataDir, 'storage'),
+          jwtSecret: keys.jwtSecret,
+          fileSizeLimit: project.storage.file_size_limit,
+          signedUploadExpirySeconds: SIGNED_UPLOAD_EXPIRY_SECONDS,
+        },
+        logger,
+      });
+      owned('storage', `on 127.0.0.1:${ports.storage}`, storage.stop);
+    }
     const realtime = await startRealtime({ dbUrl: cluster.url, jwtSecret: keys.jwtSecret, logger });
     owned('realtime', 'on the gateway', realtime.stop);
     const gateway = await startGateway({
@@ -372,6 +409,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       keys,
       restPort: ports.rest,
       authPort: ports.auth,
+      storagePort: project.storage.enabled ? ports.storage : undefined,
       functions,
       realtime,
       logger,

@@ -320,6 +320,7 @@ describe('what the LAN reaches', () => {
     'rest',
     'restAdmin',
     'auth',
+    'storage',
   ];
 
   it.each(loopbackOnly)(

@@ -1,8 +1,13 @@
 // Realtime's pure parts: Phoenix frames (v1 objects, v2 arrays), realtime-js's binary broadcast
-// frames, postgres_changes filters and token wording. No sockets, no database.
+// frames, postgres_changes filters, token wording, and presence diffs and pushes. No sockets, no
+// database.
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { presenceSettingsOf } from '../src/realtime/channel-access.ts';
+import { type ChannelMember, readsPresence, roomOf } from '../src/realtime/channel-member.ts';
 import { FilterError, matchesFilters, parseFilters } from '../src/realtime/filters.ts';
+import { PresenceHub } from '../src/realtime/presence.ts';
+import { handlePresencePush, MAX_PRESENCE_CALLS } from '../src/realtime/presence-push.ts';
 import {
   decodeBroadcastPush,
   decodeTextFrame,
@@ -166,5 +171,143 @@ describe('tokens', () => {
     const base = { role: 'authenticated', sub: 'u1', exp: 1 };
     expect(identityKey({ ...base, iat: 5, jti: 'a' })).toBe(identityKey({ ...base, exp: 99 }));
     expect(identityKey(base)).not.toBe(identityKey({ ...base, sub: 'u2' }));
+  });
+});
+
+describe('presence', () => {
+  /** A member whose frames are recorded; `policies` makes it a private one. */
+  function memberOf(key: string, frames: Array<[string, unknown]>, options = {}): ChannelMember {
+    const {
+      private: isPrivate = false,
+      enabled = true,
+      presenceWrite = false,
+    } = options as {
+      private?: boolean;
+      enabled?: boolean;
+      presenceWrite?: boolean;
+    };
+    const record = (_topic: string, _joinRef: string | null, event: string, payload: unknown) =>
+      frames.push([event, typeof payload === 'string' ? JSON.parse(payload) : payload]);
+    return {
+      outbox: {
+        sendFrame: record,
+        sendEncodedFrame: record,
+        sendBroadcast: () => {},
+        closeChannel: () => {},
+      },
+      topic: 'realtime:room',
+      private: isPrivate,
+      room: roomOf('realtime:room', isPrivate),
+      policies: isPrivate
+        ? {
+            broadcast: { read: true, write: false },
+            presence: { read: true, write: presenceWrite },
+          }
+        : null,
+      presence: { key, enabled, calls: 0, windowStart: 0 },
+      joinRef: '1',
+      token: null,
+      claims: { role: 'anon', exp: 0 },
+      identity: key,
+      bindings: [],
+      broadcastSelf: false,
+      broadcastAck: false,
+      expiryTimer: null,
+    };
+  }
+
+  function hubOf(members: ChannelMember[]): PresenceHub {
+    return new PresenceHub((room) =>
+      members.filter((member) => member.room === room && readsPresence(member)),
+    );
+  }
+
+  it('sends a join, then a join and a leave with phx_ref_prev for a new payload, then a leave', () => {
+    const frames: Array<[string, unknown]> = [];
+    const alice = memberOf('alice', frames);
+    const hub = hubOf([alice]);
+    hub.track(alice, { at: 1 });
+    hub.track(alice, { at: 1 });
+    hub.track(alice, { at: 2 });
+    hub.untrack(alice);
+    hub.untrack(alice);
+    const [first, second, third] = frames.map(([, diff]) => diff) as Array<{
+      joins: Record<string, { metas: Array<Record<string, unknown>> }>;
+      leaves: Record<string, { metas: Array<Record<string, unknown>> }>;
+    }>;
+    expect(frames.map(([event]) => event)).toEqual([
+      'presence_diff',
+      'presence_diff',
+      'presence_diff',
+    ]);
+    const firstRef = first?.joins.alice?.metas[0]?.phx_ref;
+    expect(first).toEqual({
+      joins: { alice: { metas: [{ at: 1, phx_ref: firstRef }] } },
+      leaves: {},
+    });
+    expect(second?.joins.alice?.metas[0]).toMatchObject({ at: 2, phx_ref_prev: firstRef });
+    expect(second?.leaves).toEqual({ alice: { metas: [{ at: 1, phx_ref: firstRef }] } });
+    expect(third?.joins).toEqual({});
+    expect(Object.keys(third?.leaves ?? {})).toEqual(['alice']);
+    expect(hub.stateOf(alice.room)).toEqual({});
+  });
+
+  it('lists every meta of a key in the state, and keeps public and private rooms apart', () => {
+    const frames: Array<[string, unknown]> = [];
+    const tab1 = memberOf('user-1', frames);
+    const tab2 = memberOf('user-1', frames);
+    const hidden = memberOf('user-2', [], { private: true, presenceWrite: true });
+    const hub = hubOf([tab1, tab2, hidden]);
+    hub.track(tab1, { tab: 1 });
+    hub.track(tab2, { tab: 2 });
+    hub.track(hidden, { tab: 3 });
+    expect(hub.stateOf(tab1.room)['user-1']?.metas.map((meta) => meta.tab)).toEqual([1, 2]);
+    expect(Object.keys(hub.stateOf(tab1.room))).toEqual(['user-1']);
+    expect(Object.keys(hub.stateOf(hidden.room))).toEqual(['user-2']);
+  });
+
+  it('refuses a private track without presence write, and turns presence on with a track', () => {
+    const frames: Array<[string, unknown]> = [];
+    const reader = memberOf('r', frames, { private: true, enabled: false });
+    const writer = memberOf('w', frames, { enabled: false });
+    const hub = hubOf([reader, writer]);
+    const push = { type: 'presence', event: 'track', payload: { a: 1 } };
+    expect(handlePresencePush(hub, reader, push, 0)).toEqual({
+      status: 'error',
+      response: {},
+      sync: false,
+    });
+    expect(handlePresencePush(hub, writer, push, 0)).toEqual({
+      status: 'ok',
+      response: {},
+      sync: true,
+    });
+    expect(writer.presence.enabled).toBe(true);
+    expect(handlePresencePush(hub, writer, { event: 'UNTRACK' }, 0)).toMatchObject({
+      status: 'ok',
+    });
+  });
+
+  it('closes after 5 pushes in 30 s and counts afresh in the next window', () => {
+    const member = memberOf('m', []);
+    const hub = hubOf([member]);
+    const push = (n: number, now: number) =>
+      handlePresencePush(hub, member, { event: 'track', payload: { n } }, now);
+    for (let n = 0; n < MAX_PRESENCE_CALLS; n += 1)
+      expect(push(n, 1_000 + n)).toMatchObject({ status: 'ok' });
+    expect(push(9, 2_000)).toEqual({ close: 'Client presence rate limit exceeded' });
+    expect(push(10, 1_000 + 30_001)).toMatchObject({ status: 'ok' });
+  });
+
+  it('reads config.presence as upstream: on without a presence object, keys as text', () => {
+    expect(presenceSettingsOf({})).toMatchObject({ enabled: true });
+    expect(presenceSettingsOf({ presence: { key: '', enabled: false } })).toMatchObject({
+      enabled: false,
+      key: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(presenceSettingsOf({ presence: { key: 7, enabled: 'true' } })).toMatchObject({
+      enabled: true,
+      key: '7',
+    });
   });
 });

@@ -1,8 +1,9 @@
 // The stack's single entry point (port 54321, like the CLI's Kong): /rest/v1 to PostgREST,
-// /auth/v1 to the auth service, /functions/v1 to the function processes, WebSocket upgrades at
-// /realtime/v1/websocket to the realtime service, CORS for browsers. Two parts: nginx owns the
-// port and sends ordinary REST requests straight to PostgREST (front-door.ts); everything else
-// goes to the Node router (router.ts) over a Unix socket in a private runtime folder.
+// /auth/v1 to the auth service, /storage/v1 to the storage service, /functions/v1 to the
+// function processes, WebSocket upgrades at /realtime/v1/websocket to the realtime service, CORS
+// for browsers. Two parts: nginx owns the port and sends ordinary REST requests straight to
+// PostgREST (front-door.ts); everything else goes to the Node router (router.ts) over a Unix
+// socket in a private runtime folder.
 import type { Logger } from 'pino';
 import { StackError } from '../errors.ts';
 import { type OsUser, systemUser } from '../system-user.ts';

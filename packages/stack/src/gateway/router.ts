@@ -1,13 +1,18 @@
 // The gateway's Node router: every request the front door (nginx, front-door.ts) does not send
 // straight to PostgREST arrives here over a Unix socket: /rest/v1 requests off the fast path,
-// /auth/v1 to the auth service, /functions/v1 to the function processes, WebSocket upgrades at
-// /realtime/v1/websocket to the realtime service, CORS preflights. It is the reference for what
+// /auth/v1 to the auth service, /storage/v1 to the storage service, /functions/v1 to the function
+// processes, WebSocket upgrades at /realtime/v1/websocket to the realtime service, CORS preflights. It is the reference for what
 // the front door does: the fast path admits a subset of what routeRest admits, and does the same.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { jwtVerify } from 'jose';
 import type { Logger } from 'pino';
 import type { FunctionHost } from '../functions/function-host.ts';
+import {
+  checkFunctionJwt,
+  FUNCTION_BOOT_ERROR,
+  FUNCTION_NOT_FOUND,
+  type FunctionRefusal,
+} from '../functions/function-refusals.ts';
 import type { ProjectKeys } from '../keys.ts';
 import type { RealtimeService } from '../realtime/realtime-service.ts';
 import { isPreflight, preflightHeaders } from './cors.ts';
@@ -27,6 +32,8 @@ export interface RouterOptions {
   keys: ProjectKeys;
   restPort: number;
   authPort: number;
+  /** The storage service; undefined when `[storage] enabled = false`. */
+  storagePort?: number;
   functions: FunctionHost;
   realtime?: RealtimeService;
   logger: Logger;
@@ -105,19 +112,18 @@ function routeAuth(
   });
 }
 
-/** The edge runtime's verify_jwt: a valid project JWT in Authorization, else 401 {msg}. */
-async function verifyFunctionJwt(
-  authorization: string | undefined,
-  secret: string,
-): Promise<string | undefined> {
-  const token = bearerOf(authorization);
-  if (!token) return 'Error: Missing authorization header';
-  try {
-    await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ['HS256'] });
-    return undefined;
-  } catch {
-    return 'Invalid JWT';
-  }
+/** Hosted's relay answer: `{code, message}`, the code also in a header a browser may read. */
+function sendFunctionRefusal(response: ServerResponse, refusal: FunctionRefusal) {
+  sendJson(
+    response,
+    refusal.status,
+    { code: refusal.code, message: refusal.message },
+    {
+      'content-type': 'application/json',
+      'sb-error-code': refusal.code,
+      'access-control-expose-headers': 'sb-error-code',
+    },
+  );
 }
 
 async function routeFunction(
@@ -129,8 +135,7 @@ async function routeFunction(
   const name = /^\/([^/?]+)/.exec(path)?.[1] ?? '';
   const source = options.functions.find(name);
   if (!source) {
-    response.writeHead(404, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' });
-    response.end('Function not found');
+    sendFunctionRefusal(response, FUNCTION_NOT_FOUND);
     return;
   }
   const authorization = translateAuthorization(
@@ -141,9 +146,9 @@ async function routeFunction(
   // The edge runtime checks the JWT of every request but a preflight, which carries no token
   // (supabase/cli functions/serve/templates/main.ts: `req.method !== "OPTIONS" && verifyJWT`).
   if (source.verifyJwt && request.method !== 'OPTIONS') {
-    const failure = await verifyFunctionJwt(authorization, options.keys.jwtSecret);
-    if (failure) {
-      sendJson(response, 401, { msg: failure });
+    const refusal = await checkFunctionJwt(authorization, options.keys.jwtSecret);
+    if (refusal) {
+      sendFunctionRefusal(response, refusal);
       return;
     }
   }
@@ -152,10 +157,7 @@ async function routeFunction(
     port = await options.functions.ensureRunning(name);
   } catch (error) {
     options.logger.error({ component: `fn:${name}`, err: error }, 'function failed to boot');
-    sendJson(response, 503, {
-      code: 'BOOT_ERROR',
-      message: 'Worker failed to boot (please check logs)',
-    });
+    sendFunctionRefusal(response, FUNCTION_BOOT_ERROR);
     return;
   }
   forward(options.upstreams, request, response, {
@@ -193,7 +195,36 @@ function routeRealtimeHttp(
     });
 }
 
-const PREFIXES = ['/rest/v1', '/auth/v1', '/functions/v1', '/realtime/v1'] as const;
+/**
+ * Kong's storage route: the key translation of every route, then the storage service, which
+ * verifies the token itself (a public object needs none).
+ */
+function routeStorage(
+  request: IncomingMessage,
+  response: ServerResponse,
+  options: RouterOptions,
+  path: string,
+) {
+  if (options.storagePort === undefined) {
+    sendJson(response, 404, { message: 'no Route matched with those values' });
+    return;
+  }
+  forward(options.upstreams, request, response, {
+    port: options.storagePort,
+    path,
+    prefix: '/storage/v1',
+    clientAddress: clientAddress(request),
+    headers: {
+      authorization: translateAuthorization(
+        headerValue(request, 'apikey'),
+        headerValue(request, 'authorization'),
+        options.keys,
+      ),
+    },
+  });
+}
+
+const PREFIXES = ['/rest/v1', '/auth/v1', '/storage/v1', '/functions/v1', '/realtime/v1'] as const;
 
 function handle(request: IncomingMessage, response: ServerResponse, options: RouterOptions) {
   // Edge functions answer their own preflights (Supabase's function CORS guide: `if (req.method
@@ -223,6 +254,9 @@ function handle(request: IncomingMessage, response: ServerResponse, options: Rou
         options.logger.error({ err: error }, 'function route failed');
         if (!response.headersSent) sendJson(response, 500, { msg: 'Internal Server Error' });
       });
+      return;
+    case '/storage/v1':
+      routeStorage(request, response, options, path.startsWith('?') ? `/${path}` : path);
       return;
     case '/realtime/v1':
       routeRealtimeHttp(request, response, options, path);

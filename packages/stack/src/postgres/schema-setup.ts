@@ -11,7 +11,14 @@ import type { Logger } from 'pino';
 import { StackError } from '../errors.ts';
 import { notable } from '../logging/stack-logger.ts';
 
-const BOOTSTRAP_SQL = join(dirname(fileURLToPath(import.meta.url)), 'bootstrap.sql');
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The platform bootstrap, in order: roles, auth and realtime; then the storage schema. */
+const BOOTSTRAP_FILES = [
+  join(HERE, 'bootstrap.sql'),
+  // realtime.messages, realtime.send() and broadcast_changes() (docs/realtime.md).
+  join(HERE, 'realtime-bootstrap.sql'),
+  join(HERE, 'bootstrap-storage.sql'),
+];
 
 export async function runSql(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
@@ -24,7 +31,7 @@ export async function runSql(url: string, sql: string): Promise<void> {
 }
 
 export async function applyPlatformBootstrap(url: string): Promise<void> {
-  await runSql(url, readFileSync(BOOTSTRAP_SQL, 'utf8'));
+  for (const file of BOOTSTRAP_FILES) await runSql(url, readFileSync(file, 'utf8'));
 }
 
 /** Path of the Supabase CLI binary from the pinned npm package. */

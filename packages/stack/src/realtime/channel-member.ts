@@ -1,5 +1,7 @@
-// One joined channel of one socket: its topic, the identity it acts as, and its postgres_changes
-// bindings. Shared by the socket session (which fills it) and the dispatcher (which reads it).
+// One joined channel of one socket: its topic, the identity it acts as, its postgres_changes
+// bindings, what its private channel's policies allow and its presence settings. Shared by the
+// socket session (which fills it), the dispatcher and the presence hub (which read it).
+import type { ChannelPolicies } from './authorization.ts';
 import type { TableRef } from './catalog.ts';
 import type { ChangeType } from './change.ts';
 import type { ColumnFilter } from './filters.ts';
@@ -25,9 +27,27 @@ export interface MemberOutbox {
   closeChannel(member: ChannelMember, message: string): void;
 }
 
+/** How a member takes part in presence (docs/realtime.md "Presence"). */
+export interface PresenceSettings {
+  /** `config.presence.key`, or a generated one as upstream's (a UUID). */
+  key: string;
+  /** It receives presence_state and presence_diff: asked for at join, or turned on by a track. */
+  enabled: boolean;
+  /** Presence pushes in the current rate-limit window, and when that window began. */
+  calls: number;
+  windowStart: number;
+}
+
 export interface ChannelMember {
   outbox: MemberOutbox;
   topic: string;
+  /** `config.private`: authorized by RLS on realtime.messages, and a room apart from the public one. */
+  private: boolean;
+  /** The topic with its visibility (roomOf): who hears this member's broadcasts and presence. */
+  room: string;
+  /** What realtime.messages' policies allow on a private channel; null on a public one. */
+  policies: ChannelPolicies | null;
+  presence: PresenceSettings;
   joinRef: string | null;
   token: string | null;
   claims: Claims;
@@ -36,4 +56,22 @@ export interface ChannelMember {
   broadcastSelf: boolean;
   broadcastAck: boolean;
   expiryTimer: NodeJS.Timeout | null;
+}
+
+/**
+ * Upstream keeps public and private channels of one name apart (Tenants.tenant_topic): a broadcast
+ * or a presence on one never reaches the other.
+ */
+export function roomOf(topic: string, isPrivate: boolean): string {
+  return `${isPrivate ? 'private' : 'public'}|${topic}`;
+}
+
+/** Broadcasts reach a public member always, a private one only with broadcast read. */
+export function readsBroadcast(member: ChannelMember): boolean {
+  return !member.private || member.policies?.broadcast.read === true;
+}
+
+/** Presence reaches a member that enabled it and, on a private channel, may read it. */
+export function readsPresence(member: ChannelMember): boolean {
+  return member.presence.enabled && (!member.private || member.policies?.presence.read === true);
 }

@@ -73,9 +73,20 @@ export class Dispatcher {
     this.logger = logger;
   }
 
-  async dispatch(changes: Change[], members: Iterable<ChannelMember>): Promise<void> {
+  /**
+   * `afterEach` runs for every change once its postgres_changes frames are out, so what else a
+   * change carries (a broadcast from the database) keeps its place in commit order.
+   */
+  async dispatch(
+    changes: Change[],
+    members: Iterable<ChannelMember>,
+    afterEach: (change: Change) => void = () => {},
+  ): Promise<void> {
     const subscribed = [...members].filter((member) => member.bindings.length > 0);
-    if (subscribed.length === 0 || changes.length === 0) return;
+    if (subscribed.length === 0 || changes.length === 0) {
+      for (const change of changes) afterEach(change);
+      return;
+    }
     const snapshot = new Map(
       subscribed.map((member) => [member, { identity: member.identity, claims: member.claims }]),
     );
@@ -109,6 +120,7 @@ export class Dispatcher {
           `{"ids":${JSON.stringify(ids)},"data":${data}}`,
         );
       }
+      afterEach(change);
     }
   }
 

@@ -1,15 +1,19 @@
 // Realtime's HTTP broadcast endpoints, which realtime-js uses when a channel is not joined:
 // POST /api/broadcast {messages: [{topic, event, payload, private}]} (send() falling back to
-// REST) and POST /api/broadcast/<topic>/events/<event> with the payload as body (httpSend()).
-// Both answer 202 and relay to the topic's members; private channels are not served.
+// REST) and POST /api/broadcast/<topic>/events/<event> with the payload as body (httpSend(),
+// `?private=true` for a private channel). Both answer 202 and relay to the topic's room. As
+// upstream's BatchBroadcast, a private message is relayed only when realtime.messages' policies
+// give the caller broadcast write on its topic, and dropped silently otherwise.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ChannelMember } from './channel-member.ts';
+import type { ChannelPolicies } from './authorization.ts';
+import { type ChannelMember, readsBroadcast, roomOf } from './channel-member.ts';
 import type { UserBroadcast } from './protocol.ts';
-import type { TokenCheck } from './tokens.ts';
+import type { Claims, TokenCheck } from './tokens.ts';
 
 export interface BroadcastHost {
   verifyToken(token: string | null): Promise<TokenCheck>;
-  membersOf(topic: string): Iterable<ChannelMember>;
+  authorize(topic: string, claims: Claims): Promise<ChannelPolicies>;
+  membersOf(room: string): Iterable<ChannelMember>;
 }
 
 /** As the WebSocket's maxPayload. */
@@ -36,6 +40,7 @@ interface Message {
   event: string;
   payload: unknown;
   binary: boolean;
+  private: boolean;
 }
 
 function parseBatch(body: Buffer): Message[] | string {
@@ -54,12 +59,12 @@ function parseBatch(body: Buffer): Message[] | string {
     if (typeof message?.topic !== 'string' || typeof message.event !== 'string') {
       return 'every message needs a string topic and event';
     }
-    if (message.private === true) return 'private channels are not supported by this stack';
     result.push({
       topic: message.topic,
       event: message.event,
       payload: message.payload,
       binary: false,
+      private: message.private === true,
     });
   }
   return result;
@@ -95,30 +100,27 @@ export async function handleBroadcastRequest(
   }
   let messages: Message[] | string;
   if (single) {
-    if (url.searchParams.get('private') === 'true') {
-      messages = 'private channels are not supported by this stack';
-    } else {
-      const binary = request.headers['content-type'] === 'application/octet-stream';
-      let payload: unknown = body;
-      if (!binary) {
-        try {
-          payload = JSON.parse(body.toString('utf8'));
-        } catch {
-          payload = undefined;
-        }
+    const binary = request.headers['content-type'] === 'application/octet-stream';
+    let payload: unknown = body;
+    if (!binary) {
+      try {
+        payload = JSON.parse(body.toString('utf8'));
+      } catch {
+        payload = undefined;
       }
-      messages =
-        payload === undefined
-          ? 'body is not JSON'
-          : [
-              {
-                topic: decodeURIComponent(single[1] as string),
-                event: decodeURIComponent(single[2] as string),
-                payload,
-                binary,
-              },
-            ];
     }
+    messages =
+      payload === undefined
+        ? 'body is not JSON'
+        : [
+            {
+              topic: decodeURIComponent(single[1] as string),
+              event: decodeURIComponent(single[2] as string),
+              payload,
+              binary,
+              private: url.searchParams.get('private') === 'true',
+            },
+          ];
   } else {
     messages = parseBatch(body);
   }
@@ -126,7 +128,21 @@ export async function handleBroadcastRequest(
     answer(response, 400, { error: messages });
     return;
   }
+  // One policy check per private topic, as the caller (service_role bypasses RLS, so it may).
+  const writable = new Map<string, Promise<boolean>>();
+  const mayWrite = (topic: string) => {
+    let decision = writable.get(topic);
+    if (!decision) {
+      decision = host.authorize(topic, check.claims).then(
+        (policies) => policies.broadcast.write,
+        () => false,
+      );
+      writable.set(topic, decision);
+    }
+    return decision;
+  };
   for (const message of messages) {
+    if (message.private && !(await mayWrite(message.topic))) continue;
     const topic = `realtime:${message.topic}`;
     const broadcast: UserBroadcast = {
       joinRef: null,
@@ -137,7 +153,9 @@ export async function handleBroadcastRequest(
       binary: message.binary,
       meta: null,
     };
-    for (const member of host.membersOf(topic)) member.outbox.sendBroadcast(member, broadcast);
+    for (const member of host.membersOf(roomOf(topic, message.private))) {
+      if (readsBroadcast(member)) member.outbox.sendBroadcast(member, broadcast);
+    }
   }
   answer(response, 202);
 }

@@ -1,19 +1,27 @@
 // The local stack's Realtime service (docs/realtime.md): the WebSocket endpoint behind the
-// gateway at /realtime/v1/websocket, the wal2json change stream, and the fan-out to channels.
+// gateway at /realtime/v1/websocket, the wal2json change stream, the fan-out to channels, and the
+// state one process holds for all sockets: the rooms, presence, the private channels' policy checks.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
+import { authorizeChannel } from './authorization.ts';
 import { Catalog } from './catalog.ts';
 import type { Change } from './change.ts';
-import type { ChannelMember } from './channel-member.ts';
+import { type ChannelMember, readsPresence } from './channel-member.ts';
 import { Credentials, type Revocation, revocationOf, revokes } from './credentials.ts';
+import {
+  databaseBroadcastOf,
+  deliverDatabaseBroadcast,
+  sweepOldMessages,
+} from './database-broadcast.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { handleBroadcastRequest } from './http-broadcast.ts';
+import { PresenceHub } from './presence.ts';
 import type { Vsn } from './protocol.ts';
 import { SocketSession } from './socket-session.ts';
-import { type TokenCheck, verifyRealtimeToken } from './tokens.ts';
+import { type Claims, type TokenCheck, verifyRealtimeToken } from './tokens.ts';
 import { WalStream } from './wal-stream.ts';
 
 export interface RealtimeOptions {
@@ -64,7 +72,12 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
   const secret = new TextEncoder().encode(options.jwtSecret);
   const wss = new WebSocketServer({ noServer: true, maxPayload: 3 * 1024 * 1024 });
   const members = new Set<ChannelMember>();
-  const byTopic = new Map<string, Set<ChannelMember>>();
+  /** Members per room (roomOf): a topic's public and private channels are separate rooms. */
+  const byRoom = new Map<string, Set<ChannelMember>>();
+  const membersOf = (room: string): Iterable<ChannelMember> => byRoom.get(room) ?? [];
+  const presence = new PresenceHub(function* readersOf(room) {
+    for (const member of membersOf(room)) if (readsPresence(member)) yield member;
+  });
   let bindingIds = 1000;
   const credentials = new Credentials(pool);
 
@@ -95,6 +108,12 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
     }
   }
 
+  /** A change that inserted into realtime.messages is a broadcast from the database. */
+  function relayMessage(change: Change): void {
+    const message = databaseBroadcastOf(change);
+    if (message) deliverDatabaseBroadcast(message, membersOf);
+  }
+
   /**
    * Dispatches a batch in commit order, closing revoked channels at the point of revocation:
    * nothing committed after it reaches them.
@@ -104,26 +123,36 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
     for (const [index, change] of changes.entries()) {
       const revocation = revocationOf(change);
       if (!revocation) continue;
-      await dispatcher.dispatch(changes.slice(start, index), members);
+      await dispatcher.dispatch(changes.slice(start, index), members, relayMessage);
       close(revocation);
       start = index + 1;
     }
-    await dispatcher.dispatch(start === 0 ? changes : changes.slice(start), members);
+    await dispatcher.dispatch(start === 0 ? changes : changes.slice(start), members, relayMessage);
   }
 
   const host = {
     catalog,
     verifyToken,
+    authorize: (topic: string, claims: Claims) =>
+      authorizeChannel(pool, topic, claims, (failure) =>
+        logger.warn({ topic, failure }, 'realtime.messages policy failed; denied'),
+      ).catch((error: unknown) => {
+        logger.warn({ err: error, topic }, 'realtime authorization check could not run');
+        throw error;
+      }),
+    presence,
     register(member: ChannelMember) {
       members.add(member);
-      const topicMembers = byTopic.get(member.topic) ?? new Set();
-      topicMembers.add(member);
-      byTopic.set(member.topic, topicMembers);
+      const roomMembers = byRoom.get(member.room) ?? new Set();
+      roomMembers.add(member);
+      byRoom.set(member.room, roomMembers);
     },
     unregister(member: ChannelMember) {
       members.delete(member);
-      byTopic.get(member.topic)?.delete(member);
-      if (byTopic.get(member.topic)?.size === 0) byTopic.delete(member.topic);
+      byRoom.get(member.room)?.delete(member);
+      if (byRoom.get(member.room)?.size === 0) byRoom.delete(member.room);
+      // Phoenix.Tracker drops a channel's presence when the channel ends.
+      presence.untrack(member);
     },
     /**
      * A member's token is checked again once it is registered (or switched): a revocation
@@ -136,12 +165,13 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
         if (members.has(member)) member.outbox.closeChannel(member, 'Unable to verify the token');
       });
     },
-    membersOf: (topic: string) => byTopic.get(topic) ?? [],
+    membersOf,
     nextBindingId: () => (bindingIds += 1),
   };
 
   // Changes committed after startRealtime returns are streamed: the slot exists by then.
   await stream.connect();
+  const stopSweeping = sweepOldMessages(pool, logger);
   let stopped = false;
   const pollInterval = options.pollIntervalMs ?? 10;
   const batchSize = options.batchSize ?? 1000;
@@ -200,6 +230,7 @@ export async function startRealtime(options: RealtimeOptions): Promise<RealtimeS
     },
     async stop() {
       stopped = true;
+      stopSweeping();
       for (const client of wss.clients) client.terminate();
       wss.close();
       await loop;

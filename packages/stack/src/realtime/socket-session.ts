@@ -1,12 +1,23 @@
-// One Realtime WebSocket: decodes frames, answers heartbeats, joins and leaves channels, takes
-// access_token updates and relays broadcasts (reference supabase-compat §2c). What happens to
+// One Realtime WebSocket: decodes frames, answers heartbeats, joins and leaves channels (private
+// ones authorized by RLS on realtime.messages), takes access_token updates, relays broadcasts and
+// handles presence pushes (reference supabase-compat §2c, docs/realtime.md). What happens to
 // database changes is the dispatcher's business; this file only keeps the channel members current.
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import type { Catalog, TableRef } from './catalog.ts';
-import type { ChangeType } from './change.ts';
-import type { ChannelMember, PostgresBinding } from './channel-member.ts';
-import { FilterError, parseFilters } from './filters.ts';
+import type { ChannelPolicies } from './authorization.ts';
+import { type BindingRequest, resolveBindings } from './bindings.ts';
+import type { Catalog } from './catalog.ts';
+import {
+  authorizeJoin,
+  isObject,
+  isTrue,
+  presenceSettingsOf,
+  reauthorize,
+  subTopicOf,
+} from './channel-access.ts';
+import { type ChannelMember, readsBroadcast, readsPresence, roomOf } from './channel-member.ts';
+import type { PresenceHub } from './presence.ts';
+import { handlePresencePush } from './presence-push.ts';
 import {
   decodeBroadcastPush,
   decodeTextFrame,
@@ -23,15 +34,21 @@ import { type Claims, identityKey, type TokenCheck } from './tokens.ts';
 export interface SessionHost {
   catalog: Catalog;
   verifyToken(token: string | null): Promise<TokenCheck>;
+  /**
+   * What realtime.messages' policies let `claims` do on the private channel `topic` (without
+   * `realtime:`); throws AuthorizationUnavailable when the check cannot run.
+   */
+  authorize(topic: string, claims: Claims): Promise<ChannelPolicies>;
+  presence: PresenceHub;
   register(member: ChannelMember): void;
+  /** Takes the member out of its room, presence included (its metas leave). */
   unregister(member: ChannelMember): void;
   /** Re-checks a just registered or switched token, closing the channel if it no longer stands. */
   confirm(member: ChannelMember): void;
-  membersOf(topic: string): Iterable<ChannelMember>;
+  membersOf(room: string): Iterable<ChannelMember>;
   nextBindingId(): number;
 }
 
-const EVENTS = new Set(['*', 'INSERT', 'UPDATE', 'DELETE']);
 /** Bounds per socket, so one client cannot make the service hold or check without limit. */
 export const MAX_CHANNELS_PER_SOCKET = 100;
 export const MAX_BINDINGS_PER_CHANNEL = 100;
@@ -41,14 +58,6 @@ export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 const CLOSE_TOO_SLOW = 1013;
 /** setTimeout's ceiling; tokens living longer are re-armed when the timer fires. */
 const MAX_TIMER_MS = 2_147_483_647;
-
-interface BindingRequest {
-  event?: unknown;
-  schema?: unknown;
-  table?: unknown;
-  filter?: unknown;
-}
-
 export class SocketSession {
   private readonly members = new Map<string, ChannelMember>();
   private inbox: Promise<void> = Promise.resolve();
@@ -185,6 +194,9 @@ export class SocketSession {
       case 'access_token':
         await this.updateToken(member, frame.payload.access_token);
         return;
+      case 'presence':
+        this.handlePresence(member, frame);
+        return;
       case 'broadcast': {
         const { event, payload } = frame.payload;
         this.relay({
@@ -206,14 +218,18 @@ export class SocketSession {
   private relay(broadcast: UserBroadcast): void {
     const sender = this.members.get(broadcast.topic);
     if (!sender) return;
+    // Upstream's BroadcastHandler: without broadcast write on a private channel nothing is
+    // relayed and nothing acknowledged (the client's ack times out).
+    if (sender.private && sender.policies?.broadcast.write !== true) return;
     try {
       encodeUserBroadcast(broadcast);
     } catch (error) {
       if (error instanceof ProtocolError) return; // too long to re-encode for anyone
       throw error;
     }
-    for (const member of this.host.membersOf(broadcast.topic)) {
+    for (const member of this.host.membersOf(sender.room)) {
       if (member === sender && !sender.broadcastSelf) continue;
+      if (!readsBroadcast(member)) continue;
       member.outbox.sendBroadcast(member, broadcast);
     }
     if (sender.broadcastAck && broadcast.ref) {
@@ -227,70 +243,14 @@ export class SocketSession {
     }
   }
 
-  private async bindingsFor(
-    requests: BindingRequest[],
-    role: string,
-  ): Promise<PostgresBinding[] | string> {
-    const bindings: PostgresBinding[] = [];
-    for (const request of requests) {
-      const event = typeof request.event === 'string' ? request.event.toUpperCase() : '';
-      const schema = typeof request.schema === 'string' ? request.schema : '';
-      const table = typeof request.table === 'string' && request.table ? request.table : undefined;
-      const filter = typeof request.filter === 'string' ? request.filter : undefined;
-      const described = `[event: ${request.event}, schema: ${schema}, table: ${table ?? '*'}, filters: [${filter ?? ''}]]`;
-      if (!EVENTS.has(event) || !schema) {
-        return `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: ${described}`;
-      }
-      let filters: PostgresBinding['filters'];
-      try {
-        filters = parseFilters(filter);
-      } catch (error) {
-        if (error instanceof FilterError)
-          return `Error parsing \`filter\` params: ${error.message}`;
-        throw error;
-      }
-      const tables = await this.host.catalog.publishedTablesMatching(schema, table);
-      if (tables.length === 0) {
-        return `Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: ${described}`;
-      }
-      if (table && table !== '*') {
-        const columns = await this.host.catalog.columnsOf(tables[0] as TableRef);
-        const unknown = filters.find((candidate) => !columns.has(candidate.column));
-        if (unknown) {
-          return `Error parsing \`filter\` params: column "${unknown.column}" does not exist in ${schema}.${table}`;
-        }
-        // A filter on a column the role may not read would tell the subscriber its values.
-        const readable = await this.host.catalog.selectableColumns(role, tables[0] as TableRef);
-        const hidden = filters.find((candidate) => !readable.has(candidate.column));
-        if (hidden) {
-          return `Error parsing \`filter\` params: column "${hidden.column}" of ${schema}.${table} is not readable by role ${role}`;
-        }
-      }
-      bindings.push({
-        id: this.host.nextBindingId(),
-        event: event as '*' | ChangeType,
-        filters,
-        tables,
-      });
-    }
-    return bindings;
-  }
-
   private async join(frame: Frame): Promise<void> {
-    const config = (frame.payload.config ?? {}) as Record<string, unknown>;
+    const config = isObject(frame.payload.config) ? frame.payload.config : {};
     const offered = frame.payload.access_token;
     const token =
       typeof offered === 'string' && !offered.startsWith('sb_') ? offered : this.socketToken;
     const check = await this.host.verifyToken(token);
     if (!check.ok) {
       this.reply(frame, 'error', { reason: check.message });
-      return;
-    }
-    if (config.private === true) {
-      this.reply(frame, 'error', {
-        reason:
-          'private channels (authorised through realtime.messages) are not supported by this stack',
-      });
       return;
     }
     const requests = Array.isArray(config.postgres_changes)
@@ -308,7 +268,25 @@ export class SocketSession {
       });
       return;
     }
-    const bindings = await this.bindingsFor(requests, check.claims.role);
+    const isPrivate = isTrue(config.private);
+    const presence = presenceSettingsOf(config);
+    let policies: ChannelPolicies | null = null;
+    if (isPrivate) {
+      const decision = await authorizeJoin(
+        (topic, claims) => this.host.authorize(topic, claims),
+        frame.topic,
+        check.claims,
+        presence.enabled,
+      );
+      if (typeof decision === 'string') {
+        this.reply(frame, 'error', { reason: decision });
+        return;
+      }
+      policies = decision;
+    }
+    const bindings = await resolveBindings(requests, check.claims.role, this.host.catalog, () =>
+      this.host.nextBindingId(),
+    );
     if (typeof bindings === 'string') {
       this.reply(frame, 'error', { reason: bindings });
       return;
@@ -317,10 +295,14 @@ export class SocketSession {
     if (this.closed) return;
     const previous = this.members.get(frame.topic);
     if (previous) this.drop(previous);
-    const broadcast = (config.broadcast ?? {}) as Record<string, unknown>;
+    const broadcast = isObject(config.broadcast) ? config.broadcast : {};
     const member: ChannelMember = {
       outbox: this.outbox,
       topic: frame.topic,
+      private: isPrivate,
+      room: roomOf(frame.topic, isPrivate),
+      policies,
+      presence,
       joinRef: frame.joinRef,
       token,
       claims: check.claims,
@@ -342,12 +324,34 @@ export class SocketSession {
     });
     if (bindings.length > 0) {
       member.outbox.sendFrame(member.topic, member.joinRef, 'system', {
-        channel: frame.topic.replace(/^realtime:/, ''),
+        channel: subTopicOf(frame.topic),
         extension: 'postgres_changes',
         message: 'Subscribed to PostgreSQL',
         status: 'ok',
       });
     }
+    // Upstream sends the room's presence right after the join reply, even when it is empty.
+    this.syncPresence(member);
+  }
+
+  private syncPresence(member: ChannelMember): void {
+    if (!readsPresence(member)) return;
+    member.outbox.sendFrame(
+      member.topic,
+      member.joinRef,
+      'presence_state',
+      this.host.presence.stateOf(member.room),
+    );
+  }
+
+  private handlePresence(member: ChannelMember, frame: Frame): void {
+    const outcome = handlePresencePush(this.host.presence, member, frame.payload);
+    if ('close' in outcome) {
+      this.closeWithError(member, outcome.close);
+      return;
+    }
+    this.reply(frame, outcome.status, outcome.response);
+    if (outcome.sync) this.syncPresence(member);
   }
 
   private async updateToken(member: ChannelMember, offered: unknown): Promise<void> {
@@ -358,6 +362,20 @@ export class SocketSession {
     if (!check.ok) {
       this.closeWithError(member, check.message);
       return;
+    }
+    if (member.private) {
+      const policies = await reauthorize(
+        (topic, claims) => this.host.authorize(topic, claims),
+        member,
+        check.claims,
+      );
+      // The channel may have been closed (a revocation, its expiry) while the check ran.
+      if (this.members.get(member.topic) !== member) return;
+      if (typeof policies === 'string') {
+        this.closeWithError(member, policies);
+        return;
+      }
+      member.policies = policies;
     }
     member.token = offered;
     member.claims = check.claims;
@@ -390,7 +408,7 @@ export class SocketSession {
 
   private closeWithError(member: ChannelMember, message: string): void {
     member.outbox.sendFrame(member.topic, member.joinRef, 'system', {
-      channel: member.topic.replace(/^realtime:/, ''),
+      channel: subTopicOf(member.topic),
       extension: 'system',
       message,
       status: 'error',

@@ -1,13 +1,18 @@
 // Changes from a wal2json (format 2) logical slot owned by this service: a temporary slot on a
 // dedicated connection, read with pg_logical_slot_get_changes and limited to the publication's
 // tables (how Supabase Realtime's list_changes reads it) plus the credential tables, whose
-// revocations must reach open channels in commit order (credentials.ts). A partition's change is
+// revocations must reach open channels in commit order (credentials.ts), and realtime.messages,
+// whose inserts are broadcasts from the database (database-broadcast.ts). A partition's change is
 // reported under its root table.
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { type Catalog, PUBLICATION } from './catalog.ts';
 import type { Change, ChangeColumn, ChangeType } from './change.ts';
 import { CREDENTIAL_TABLES } from './credentials.ts';
+import { MESSAGE_TABLES } from './database-broadcast.ts';
+
+/** Read besides the publication's tables, never delivered as postgres_changes unless published. */
+const EXTRA_TABLES = [...CREDENTIAL_TABLES, ...MESSAGE_TABLES].join(',');
 
 interface Wal2JsonColumn {
   name: string;
@@ -117,7 +122,7 @@ export class WalStream {
                       replace(replace(schemaname, '\\', '\\\\'), ',', '\\,'),
                       replace(replace(tablename, '\\', '\\\\'), ',', '\\,')), ','), $3::text)
              from pg_catalog.pg_publication_tables where pubname = $4))`,
-        [this.slot, max, CREDENTIAL_TABLES.join(','), PUBLICATION],
+        [this.slot, max, EXTRA_TABLES, PUBLICATION],
       ));
     } catch (error) {
       // A broken connection takes its temporary slot along; the next poll starts a new one.
