@@ -90,7 +90,7 @@ export async function deviceAndroid(options: DeviceAndroidOptions): Promise<void
 }
 
 /**
- * adb as the farm finds it (packages/tool-server/src/config.ts): Debian's binary, and the
+ * adb as the farm finds it (packages/farm/src/farm-config.ts): Debian's binary, and the
  * server port from ANDROID_ADB_SERVER_PORT as adb itself reads it, or 5037.
  */
 function adbFromEnvironment(env: NodeJS.ProcessEnv): { adbPath: string; adbServerPort: number } {

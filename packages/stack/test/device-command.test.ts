@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AdbHostDouble } from '../../tool-server/test/helpers/adb-host-double.ts';
+import { AdbHostDouble } from '../../farm/test/helpers/adb-host-double.ts';
 import {
   type SetupProxyStandIn,
   STAND_IN_CA_DER,
   startSetupProxyStandIn,
-} from '../../tool-server/test/helpers/setup-proxy-stand-in.ts';
+} from '../../farm/test/helpers/setup-proxy-stand-in.ts';
 import { deviceAndroid } from '../src/device-command.ts';
 import { StackError } from '../src/errors.ts';
 import { LAN_PHONE_NAME } from '../src/lan-phone.ts';

@@ -1,18 +1,16 @@
 // The tool server package: start it in-process (the local stack, tests) or run src/cli.ts.
+// The Android-over-USB set-up and the adb defaults are the farm package's (@capture/farm), named
+// here too for the stack's CLI, which reaches them through this package.
 export {
-  DEFAULT_ADB_PATH,
-  DEFAULT_ADB_SERVER_PORT,
-  type ToolServerConfigInput,
-} from './config.ts';
-export type { AdbDevice } from './farm/android/adb-device-list.ts';
-export {
+  type AdbDevice,
   AndroidSetupError,
   type AndroidSetupErrorCode,
-} from './farm/android/android-setup-error.ts';
-export {
+  DEFAULT_ADB_PATH,
+  DEFAULT_ADB_SERVER_PORT,
   describeTraffic,
   type PhoneProxyConnection,
   pointPhoneAtProxy,
   revertPhoneProxy,
-} from './farm/android/phone-proxy-over-usb.ts';
+} from '@capture/farm';
+export type { ToolServerConfigInput } from './config.ts';
 export { type RunningToolServer, startToolServer } from './tool-server.ts';

@@ -1,11 +1,11 @@
 // startToolServer(): the tool server on its configured sockets, with its pool and client
 // resolver; stop() closes listeners (and open streams), the fetcher and the pool.
 import type { Server } from 'node:http';
+import { startFarm } from '@capture/farm';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Logger } from 'pino';
 import { createToolServerApp } from './app.ts';
 import { authIssuerOf, parseToolServerConfig, type ToolServerConfigInput } from './config.ts';
-import { startFarm } from './farm/start-farm.ts';
 import { Origins } from './http/origins.ts';
 import { CallerProfiles } from './mcp/caller-profile.ts';
 import { type DeployAnnouncer, startDeployAnnouncer } from './mcp/deploy-announcer.ts';
@@ -61,7 +61,7 @@ export async function startToolServer(
     return rows.length > 0;
   });
   const farm = config.farm.enabled
-    ? startFarm(config.farm, db, logger, { dashboardUrl: config.dashboardUrl })
+    ? startFarm(config.farm, db, logger, { dashboardUrl: config.dashboardUrl, redact })
     : null;
   const mcp = createMcpEndpoint({
     buildNumber: config.buildNumber,

@@ -6,14 +6,14 @@
 import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AdbHostDouble } from './helpers/adb-host-double.ts';
-import { freeLoopbackPort } from './helpers/adb-server.ts';
-import { DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
+import { AdbHostDouble } from '../../farm/test/helpers/adb-host-double.ts';
+import { freeLoopbackPort } from '../../farm/test/helpers/adb-server.ts';
 import {
   type SetupProxyStandIn,
   STAND_IN_CA_DER,
   startSetupProxyStandIn,
-} from './helpers/setup-proxy-stand-in.ts';
+} from '../../farm/test/helpers/setup-proxy-stand-in.ts';
+import { DEMO, signIn, useOAuthStack } from './helpers/oauth-stack.ts';
 
 const ADB_PATH = '/usr/bin/adb';
 const MEMBER_PHONE = 'd0000000-0000-4000-8000-000000000001';

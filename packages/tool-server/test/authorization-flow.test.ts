@@ -3,6 +3,7 @@
 // and every negative case: wrong verifier, replayed code, another client's code,
 // redirect mismatch at authorize and at token, plain or missing PKCE, unknown client, wrong
 // resource, refresh reuse, expired code.
+import { randomUUID } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +42,8 @@ async function register(as: oauth.AuthorizationServer, metadata: Partial<oauth.C
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
       client_name: 'oauth4webapi',
+      // Each call its own client (identical loopback registrations share one: docs/tool-server.md).
+      software_id: randomUUID(),
       ...metadata,
     },
     insecure,

@@ -8,12 +8,13 @@
 import { createServer, type Server } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdbDeviceDouble } from './helpers/adb-device-double.ts';
+import { AdbDeviceDouble } from '../../farm/test/helpers/adb-device-double.ts';
 import {
   freeLoopbackPort,
   type PrivateAdbServer,
   startPrivateAdbServer,
-} from './helpers/adb-server.ts';
+} from '../../farm/test/helpers/adb-server.ts';
+import { buildTestApk } from '../../farm/test/helpers/test-apk.ts';
 import { decideAsPerson } from './helpers/farm-approvals.ts';
 import {
   type ConnectedClient,
@@ -22,7 +23,6 @@ import {
   type ToolResult,
 } from './helpers/mcp-clients.ts';
 import { authorizeAndExchange, DEMO, useOAuthStack } from './helpers/oauth-stack.ts';
-import { buildTestApk } from './helpers/test-apk.ts';
 
 const FARM_HOST = 'farm-test-1';
 const adbPort = await freeLoopbackPort();

@@ -13,16 +13,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { type FarmConfig, FarmConfigSchema, FarmError } from '@capture/farm';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FarmConfig, FarmConfigSchema } from '../src/config.ts';
-import { BrowserSessions } from '../src/farm/browser/browser-sessions.ts';
-import { ProxyFarmDevices } from '../src/farm/farm-devices.ts';
+import { BrowserSessions } from '../../farm/src/browser/browser-sessions.ts';
+import { ProxyFarmDevices } from '../../farm/src/farm-devices.ts';
 import { CallerProfiles } from '../src/mcp/caller-profile.ts';
 import type { ToolCall } from '../src/mcp/tool-definition.ts';
-import { ToolError } from '../src/mcp/tool-error.ts';
 import { createDatabase, type Database } from '../src/store/database.ts';
 import { decideAsPerson } from './helpers/farm-approvals.ts';
 import { type ConnectedClient, connectClient, resultJson } from './helpers/mcp-clients.ts';
@@ -525,7 +524,7 @@ describe('sessions on this host', () => {
   it('ends a session nobody used for its idle time', async () => {
     const { id } = await sessions.reach(call, undefined);
     await waitFor(async () => ((await browserProcesses()).has(62_100) ? undefined : true), 12_000);
-    await expect(sessions.reach(call, id)).rejects.toBeInstanceOf(ToolError);
+    await expect(sessions.reach(call, id)).rejects.toBeInstanceOf(FarmError);
   }, 20_000);
 
   it('gives another farm host its own device and port (a port follows its latest /allocate)', async () => {

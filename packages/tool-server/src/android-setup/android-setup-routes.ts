@@ -3,22 +3,20 @@
 // dashboard session's bearer token like the consent API; SQL decides what the caller may do:
 // the set-up link comes from public.create_device_setup_link run as the caller (devices:edit on
 // a device they can see), the port from device_ports under their RLS.
+import {
+  ADB_SERIAL,
+  AndroidSetupError,
+  type AndroidSetupErrorCode,
+  describeTraffic,
+  listAttachedPhones,
+  pointPhoneAtProxy,
+  revertPhoneProxy,
+} from '@capture/farm';
 import type { Context } from 'hono';
 import { decodeJwt } from 'jose';
 import { bearerToken, verifyDashboardSession } from '../auth/dashboard-session.ts';
 import type { AndroidSetupConfig } from '../config.ts';
 import type { ToolServerContext, ToolServerEnv } from '../context.ts';
-import { ADB_SERIAL } from '../farm/android/adb-device-list.ts';
-import { AndroidProxySetup } from '../farm/android/android-proxy-setup.ts';
-import {
-  AndroidSetupError,
-  type AndroidSetupErrorCode,
-} from '../farm/android/android-setup-error.ts';
-import {
-  describeTraffic,
-  pointPhoneAtProxy,
-  revertPhoneProxy,
-} from '../farm/android/phone-proxy-over-usb.ts';
 import { OAuthError } from '../oauth/oauth-error.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -66,7 +64,7 @@ export function androidSetupRoutes(context: ToolServerContext, setup: AndroidSet
       // No adb server running is the usual state of a laptop with no phone attached, not a
       // failure of this call: the list says so (and the browser logs no failed request).
       try {
-        return { devices: await new AndroidProxySetup(adbFor()).listDevices() };
+        return { devices: await listAttachedPhones(adbFor()) };
       } catch (error) {
         if (!(error instanceof AndroidSetupError && error.code === 'adb_unavailable')) throw error;
         return { devices: [], adb_unavailable: error.message };

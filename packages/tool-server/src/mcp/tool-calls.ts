@@ -10,8 +10,8 @@ import {
   ApprovalRequiredSchema,
   type ElicitationRound,
   withPendingAction,
-} from '../farm/approval-gate.ts';
-import { callFarmTool } from '../farm/farm-gate.ts';
+} from '../farm-tools/approval-results.ts';
+import { callFarmTool } from '../farm-tools/farm-tool-call.ts';
 import type { CallerProfile } from './caller-profile.ts';
 import { TOOL_CATALOG } from './tool-catalog.ts';
 import { capabilityName, type ToolCall, type ToolDefinition } from './tool-definition.ts';

@@ -5,9 +5,9 @@ import {
   androidInstallApp,
   androidListPackages,
   androidUninstallApp,
-} from '../farm/tools/android-apps.ts';
-import { browserCdp } from '../farm/tools/browser-cdp.ts';
-import { farmRunShell } from '../farm/tools/farm-run-shell.ts';
+} from '../farm-tools/android-apps.ts';
+import { browserCdp } from '../farm-tools/browser-cdp.ts';
+import { farmRunShell } from '../farm-tools/farm-run-shell.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 import { listBreakpoints, resumeBreakpoint } from './tools/breakpoints.ts';
 import { getStats, getStatus } from './tools/feed-snapshots.ts';

@@ -1,10 +1,11 @@
 // What a tool is: its name, schemas (zod, published as JSON Schema), MCP annotations, the
 // capability without which it is never listed nor run, an optional widget, and its run function.
 // Tools read and write as the caller (Database.asCaller), never with the service role.
+import type { ActingCaller, Approval, Farm } from '@capture/farm';
+import type pg from 'pg';
 import type { z } from 'zod';
-import type { Farm } from '../farm/farm.ts';
 import type { PoolLane } from '../store/pool-slots.ts';
-import type { ActingCaller } from './acting-caller.ts';
+import type { CallerProfile } from './caller-profile.ts';
 import type { ToolError } from './tool-error.ts';
 
 export interface Capability {
@@ -19,14 +20,25 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
-/** What a running tool may use. */
+/** What a running tool may use; a farm operation takes it as its ActingCaller. */
 export interface ToolCall extends ActingCaller {
+  caller: CallerProfile;
+  /**
+   * Runs `work` in one transaction as the caller (RLS and has_capability apply), its connection
+   * taken in `lane` of the tool pool (standard unless given).
+   */
+  asCaller<T>(work: (client: pg.PoolClient) => Promise<T>, lane?: PoolLane): Promise<T>;
   /** Replaces secrets in captured traffic (shared with the assistant). */
   redact(payload: unknown): Promise<unknown>;
   /** The PAC URL of a device port, or null where the deployment has no proxy. */
   pacUrl(port: number): string | null;
-  /** The farm's parts, or null where this tool server has no farm (its tools are then unlisted). */
+  /** The farm, or null where this tool server has no farm (its tools are then unlisted). */
   farm: Farm | null;
+  /**
+   * A farm call a person approved: the approval the farm's gate answered, which the farm's
+   * destructive operations demand (docs/farm.md "Gating").
+   */
+  approval?: Approval;
 }
 
 /** MCP image content (base64 data). */

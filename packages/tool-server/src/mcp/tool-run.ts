@@ -1,6 +1,7 @@
 // Running one tool call once the caller may make it: arguments validated against the tool's
 // schema (a failure names the field), failures mapped to tool errors (002 §7), and the result
 // shaped as MCP wants it (001 §4.1: content[].text is a JSON string, plus structuredContent).
+import { FarmError } from '@capture/farm';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { isStoreOutage } from '../store/database.ts';
@@ -34,6 +35,12 @@ function toolErrorFromDatabase(error: unknown): ToolError | undefined {
   return undefined;
 }
 
+/** A farm failure as the tool error of the same code (the farm's codes are a subset of ours). */
+function toolErrorFromFarm(error: unknown): ToolError | undefined {
+  if (!(error instanceof FarmError)) return undefined;
+  return new ToolError(error.code, error.message, { cause: error });
+}
+
 /** Validates arguments against the tool's schema; a failure names each field. */
 export function parseArguments(
   schema: z.ZodObject,
@@ -59,7 +66,10 @@ export async function runTool(
   try {
     return { ok: true, output: await tool.run(call, args) };
   } catch (error) {
-    const known = error instanceof ToolError ? error : toolErrorFromDatabase(error);
+    const known =
+      error instanceof ToolError
+        ? error
+        : (toolErrorFromFarm(error) ?? toolErrorFromDatabase(error));
     if (known) {
       if (known.code === 'unavailable') {
         logger.warn({ err: error, tool: tool.name }, 'tool unavailable');
