@@ -7,10 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChatCompletionRequest } from '@copilotkit/aimock';
 import pg from 'pg';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  findLeaks,
-  REDACTION_CORPUS,
-} from '../../../supabase/functions/tests/redaction_corpus.ts';
+import { findLeaks, REDACTION_CORPUS } from '../../../supabase/functions/tests/redaction_corpus.ts';
 import { authorizeAndExchange } from '../../tool-server/test/helpers/oauth-stack.ts';
 import {
   ADMIN_DEVICE,
