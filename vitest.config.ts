@@ -4,7 +4,12 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'proxy/test/**/*.test.ts'],
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'proxy/test/**/*.test.ts',
+      // End-to-end suites of what supabase/ deploys: the REST API, ask, the federation broker.
+      'supabase/e2e/**/*.test.ts',
+    ],
     testTimeout: 30_000,
     hookTimeout: 180_000,
     // expect.poll waits for an effect (a row on a page, a state); its own 1 s default is a timing

@@ -7,12 +7,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import {
-  ResponsesStub,
-  textTurn,
-  toolTurn,
-} from '../packages/assistant/test/helpers/responses-stub.ts';
 import { startStack } from '../packages/stack/src/index.ts';
+import { ResponsesStub, textTurn, toolTurn } from '../supabase/e2e/ask/helpers/responses-stub.ts';
 import { parseBenchArgs } from './bench-cli.ts';
 import { percentile } from './percentile.ts';
 

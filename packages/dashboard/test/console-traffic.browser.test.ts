@@ -11,7 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { har as validateHar } from 'har-validator';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResponsesStub, textTurn, toolTurn } from '../../assistant/test/helpers/responses-stub.ts';
+import {
+  ResponsesStub,
+  textTurn,
+  toolTurn,
+} from '../../../supabase/e2e/ask/helpers/responses-stub.ts';
 import { setUpBrowser } from './helpers/browser.ts';
 import {
   clientAs,

@@ -8,7 +8,7 @@ import { createClient, type RealtimeChannel, type SupabaseClient } from '@supaba
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { until } from '../../stack/test/helpers/until.ts';
+import { until } from '../../../packages/stack/test/helpers/until.ts';
 import { useActors } from './helpers/actors.ts';
 import { insertAsService, unique } from './helpers/fixtures.ts';
 import { mintAccessToken } from './helpers/tokens.ts';

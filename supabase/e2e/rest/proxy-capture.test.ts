@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../stack/test/helpers/until.ts';
+import { until } from '../../../packages/stack/test/helpers/until.ts';
 import { useActors } from './helpers/actors.ts';
 
 const actors = useActors();

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { ChatCompletionRequest } from '@copilotkit/aimock';
 import pg from 'pg';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { findLeaks, REDACTION_CORPUS } from '../../../supabase/functions/tests/redaction_corpus.ts';
-import { authorizeAndExchange } from '../../tool-server/test/helpers/oauth-stack.ts';
+import { authorizeAndExchange } from '../../../packages/tool-server/test/helpers/oauth-stack.ts';
+import { findLeaks, REDACTION_CORPUS } from '../../functions/tests/redaction_corpus.ts';
 import {
   ADMIN_DEVICE,
   DASHBOARD_URL,

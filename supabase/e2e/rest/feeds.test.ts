@@ -6,7 +6,7 @@ import { StatsSnapshot, StatusSnapshot } from '@capture/status';
 import type { RealtimeChannel, SupabaseClient } from '@supabase/supabase-js';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../stack/test/helpers/until.ts';
+import { until } from '../../../packages/stack/test/helpers/until.ts';
 import { type Actor, useActors } from './helpers/actors.ts';
 import { insertAsService, unique } from './helpers/fixtures.ts';
 
