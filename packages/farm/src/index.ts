@@ -26,6 +26,7 @@ export {
   type UninstallReport,
 } from './apps/app-family.ts';
 export type { AppPackageFilter } from './apps/app-installer.ts';
+export type { PackageFile, PackageObject } from './apps/package-file.ts';
 export {
   BROWSER_ACTIONS,
   BROWSER_DEFAULT_MAX_CHARS,

@@ -464,6 +464,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
           dashboardUrl,
           dbUrl: cluster.url,
           supabaseUrl: apiUrl,
+          supabaseAnonKey: keys.anonKey,
           jwtSecret: keys.jwtSecret,
           buildNumber: options.buildNumber ?? String(Math.floor(Date.now() / 1000)),
           pacUrlTemplate: withProxy ? pacUrlTemplate : undefined,

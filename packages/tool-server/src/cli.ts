@@ -30,6 +30,11 @@ const Environment = z.object({
     .min(1)
     .describe('Postgres URL of the project (owner of schema private)'),
   TOOL_SERVER_SUPABASE_URL: z.string().url().describe('{base_url}: the Supabase API URL'),
+  TOOL_SERVER_SUPABASE_ANON_KEY: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("the project's anon key: Storage reads as the caller (apk_object)"),
   TOOL_SERVER_JWT_SECRET: z.string().min(32).describe("the project's JWT secret (HS256)"),
   TOOL_SERVER_BUILD_NUMBER: z.string().min(1).describe('serverInfo.version; set by the deploy'),
   TOOL_SERVER_ACCESS_TOKEN_TTL: z.coerce
@@ -127,6 +132,7 @@ const server = await startToolServer(
     dashboardUrl: environment.TOOL_SERVER_DASHBOARD_URL,
     dbUrl: environment.TOOL_SERVER_DB_URL,
     supabaseUrl: environment.TOOL_SERVER_SUPABASE_URL,
+    supabaseAnonKey: environment.TOOL_SERVER_SUPABASE_ANON_KEY,
     jwtSecret: environment.TOOL_SERVER_JWT_SECRET,
     buildNumber: environment.TOOL_SERVER_BUILD_NUMBER,
     accessTokenTtlSeconds: environment.TOOL_SERVER_ACCESS_TOKEN_TTL,

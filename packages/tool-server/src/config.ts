@@ -78,6 +78,11 @@ export const ToolServerConfigSchema = z.object({
   dbUrl: z.string().min(1),
   /** `{base_url}`: the Supabase API the dashboard's sessions come from (`<url>/auth/v1` = iss). */
   supabaseUrl: z.string().url(),
+  /**
+   * The project's anon (publishable) key, sent as `apikey` beside the caller's own token when a
+   * tool reads Storage as them (android_install_app's apk_object). Unset: no Storage reads.
+   */
+  supabaseAnonKey: z.string().min(1).optional(),
   /** The project's JWT secret: access tokens are HS256 so PostgREST, Realtime and functions verify them. */
   jwtSecret: z.string().min(32),
   accessTokenTtlSeconds: z.number().int().min(60).max(86_400).default(3_600),

@@ -66,13 +66,21 @@ export async function startToolServer(
   const mcp = createMcpEndpoint({
     buildNumber: config.buildNumber,
     logger,
-    toolCallFor: (caller) => ({
+    toolCallFor: (caller, accessToken) => ({
       caller,
       asCaller: (work, lane) => toolDb.asCaller(caller.claims, work, lane),
       redact,
       pacUrl: (port) =>
         config.pacUrlTemplate ? config.pacUrlTemplate.replace('{port}', String(port)) : null,
       farm,
+      // Storage reads as the caller (their token, the anon key): RLS on storage.objects decides.
+      storage: config.supabaseAnonKey
+        ? {
+            url: `${config.supabaseUrl.replace(/\/+$/, '')}/storage/v1`,
+            apikey: config.supabaseAnonKey,
+            accessToken,
+          }
+        : null,
     }),
   });
   const fetcher = new MetadataDocumentFetcher({

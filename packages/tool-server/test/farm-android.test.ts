@@ -2,10 +2,13 @@
 // flow, against the repo stack with its capture proxy and a farm whose adb server (Debian's, on a
 // private port) reaches the adb device double over loopback TCP. An APK is installed from a URL
 // (fetched through the proxy: the download is in entries) and from an upload, each approved by a
-// person;
+// person, and from a Storage object read as the caller (RLS on farm-apps decides);
 // listed; uninstalled. Refusals: callers without the farm capability, a device the caller may not
-// see, a device attached to another farm host, a bad APK, the device's own failure.
+// see, a device attached to another farm host, a bad APK, the device's own failure, an object
+// whose bytes are not the approved ones or that the caller may not read.
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { createClient } from '@supabase/supabase-js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdbDeviceDouble } from '../../farm/test/helpers/adb-device-double.ts';
@@ -44,6 +47,8 @@ const stack = useOAuthStack({
 
 const HELLO = { package: 'com.example.hello', versionCode: 3, versionName: '1.0.3' };
 const UPLOADED = { package: 'org.example.uploaded', versionCode: 12, versionName: '2.1' };
+const STORED = { package: 'org.example.stored', versionCode: 7, versionName: '0.7' };
+const APK_TYPE = 'application/vnd.android.package-archive';
 const ADMIN_PHONE = 'a0000000-0000-4000-8000-00000000a0a1';
 const MEMBER_PHONE = 'a0000000-0000-4000-8000-00000000a0b1';
 const ELSEWHERE_PHONE = 'a0000000-0000-4000-8000-00000000a0c1';
@@ -80,6 +85,25 @@ async function confirmed(
   const pending_action_id = String(body.pending_action_id);
   await decideAsPerson(stack(), pending_action_id, 'approved', person);
   return client.callTool(tool, { ...args, pending_action_id });
+}
+
+/** Storage (storage-js) as a demo user signed in with their password, or as the service role. */
+async function storageAs(login: { email: string; password: string } | 'service_role') {
+  const keys = stack().keys;
+  const client = createClient(
+    stack().apiUrl,
+    login === 'service_role' ? keys.serviceRoleKey : keys.publishableKey,
+    { auth: { persistSession: false, autoRefreshToken: false } },
+  );
+  if (login !== 'service_role') {
+    const { error } = await client.auth.signInWithPassword(login);
+    if (error) throw error;
+  }
+  return client.storage.from('farm-apps');
+}
+
+function sha256Of(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
 }
 
 async function auditEvents(tool: string): Promise<string[]> {
@@ -400,6 +424,142 @@ describe('installing, listing and uninstalling on a farm device', () => {
   });
 });
 
+describe('installing from a Storage object (farm-apps, read as the caller)', () => {
+  const apk = buildTestApk(STORED);
+
+  it('installs an APK its caller uploaded to their own folder, approved with and without a sha256', async () => {
+    const adminId = await userId(DEMO.admin.email);
+    const path = `${adminId}/app.apk`;
+    const uploaded = await (await storageAs(DEMO.admin)).upload(path, apk, {
+      contentType: APK_TYPE,
+      upsert: true,
+    });
+    expect(uploaded.error).toBeNull();
+
+    // Without sha256 the person is told the content is not pinned; the result names the bytes.
+    const unpinned = await confirmed(
+      admin,
+      'android_install_app',
+      { device_uuid: ADMIN_PHONE, apk_object: { bucket: 'farm-apps', path } },
+      ['Storage bucket farm-apps', path, 'not pinned'],
+    );
+    expect(unpinned.isError).toBeFalsy();
+    expect(unpinned.structuredContent).toMatchObject({
+      package: STORED.package,
+      version_code: '7',
+      version_name: '0.7',
+      outcome: 'Success',
+      source: {
+        url: null,
+        object: { bucket: 'farm-apps', path },
+        bytes: apk.length,
+        sha256: sha256Of(apk),
+      },
+      captured_under_device_uuid: null,
+    });
+    expect(device.packages.get(STORED.package)).toMatchObject({ versionCode: 7 });
+
+    // With the matching sha256 (any case), which the approval shows.
+    const pinned = await confirmed(
+      admin,
+      'android_install_app',
+      {
+        device_uuid: ADMIN_PHONE,
+        apk_object: { bucket: 'farm-apps', path, sha256: sha256Of(apk).toUpperCase() },
+        replace: true,
+      },
+      [path, `sha256 is ${sha256Of(apk)}`],
+    );
+    expect(pinned.isError).toBeFalsy();
+    expect(pinned.structuredContent).toMatchObject({
+      package: STORED.package,
+      replace: true,
+      source: { object: { bucket: 'farm-apps', path }, sha256: sha256Of(apk) },
+    });
+  });
+
+  it('refuses an object whose bytes are not the approved sha256 and installs nothing', async () => {
+    const path = `${await userId(DEMO.admin.email)}/app.apk`;
+    const before = device.services.length;
+    const result = await confirmed(
+      admin,
+      'android_install_app',
+      {
+        device_uuid: ADMIN_PHONE,
+        apk_object: { bucket: 'farm-apps', path, sha256: '0'.repeat(64) },
+        replace: true,
+      },
+      [`sha256 is ${'0'.repeat(64)}`],
+    );
+    expect(result.isError).toBe(true);
+    expect(resultJson(result)).toMatchObject({ error: 'invalid_arguments' });
+    expect(String(resultJson(result).message)).toContain(
+      `has sha256 ${sha256Of(apk)}, not the approved ${'0'.repeat(64)}`,
+    );
+    expect(device.services.length).toBe(before);
+  });
+
+  it('refuses a missing object as not found and installs nothing', async () => {
+    const path = `${await userId(DEMO.admin.email)}/missing.apk`;
+    const before = device.services.length;
+    const result = await confirmed(
+      admin,
+      'android_install_app',
+      { device_uuid: ADMIN_PHONE, apk_object: { bucket: 'farm-apps', path } },
+      [path],
+    );
+    expect(result.isError).toBe(true);
+    expect(resultJson(result)).toMatchObject({ error: 'not_found' });
+    expect(String(resultJson(result).message)).toContain(`No object farm-apps/${path}`);
+    expect(device.services.length).toBe(before);
+  });
+
+  it('refuses an object larger than the APK cap while it streams, installing nothing', async () => {
+    const path = `${await userId(DEMO.admin.email)}/big.apk`;
+    const big = await (await storageAs(DEMO.admin)).upload(path, Buffer.alloc(5000), {
+      contentType: APK_TYPE,
+      upsert: true,
+    });
+    expect(big.error).toBeNull();
+    const before = device.services.length;
+    const result = await confirmed(
+      admin,
+      'android_install_app',
+      { device_uuid: ADMIN_PHONE, apk_object: { bucket: 'farm-apps', path } },
+      [path],
+    );
+    expect(resultJson(result)).toMatchObject({ error: 'invalid_arguments' });
+    expect(String(resultJson(result).message)).toContain('larger than 4096 bytes');
+    expect(device.services.length).toBe(before);
+  });
+
+  it('refuses two sources and a path with .. segments at once, with nothing to approve', async () => {
+    for (const args of [
+      {
+        device_uuid: ADMIN_PHONE,
+        apk_base64: 'AAAA',
+        apk_object: { bucket: 'farm-apps', path: 'a/app.apk' },
+      },
+      { device_uuid: ADMIN_PHONE, apk_object: { bucket: 'farm-apps', path: 'a/../b/app.apk' } },
+    ]) {
+      const result = await admin.callTool('android_install_app', args);
+      expect(result.isError).toBe(true);
+      expect(resultJson(result)).toMatchObject({ error: 'invalid_arguments' });
+    }
+  });
+
+  it('does not let a member without farm:edit upload into farm-apps', async () => {
+    const memberId = await userId(DEMO.member.email);
+    const { data, error } = await (await storageAs(DEMO.member)).upload(
+      `${memberId}/app.apk`,
+      apk,
+      { contentType: APK_TYPE },
+    );
+    expect(data).toBeNull();
+    expect(error?.message).toMatch(/row-level security/);
+  });
+});
+
 describe('refusals', () => {
   it('refuses a bad APK with a clear error and installs nothing', async () => {
     const before = device.services.length;
@@ -527,6 +687,53 @@ describe('refusals', () => {
       );
       expect(resultJson(uninstall)).toMatchObject({ error: 'not_found' });
       expect(device.packages.has(HELLO.package)).toBe(true);
+    } finally {
+      await farmer.close();
+    }
+  });
+
+  it("refuses a farm:edit member another user's Storage object (read as the caller) but reads their own", async () => {
+    // The member holds farm:edit through a role of their own (as above); the admin's folder is
+    // not theirs, so the read as the caller finds nothing, before any device is touched.
+    await db.query(
+      `with role as (insert into public.roles (slug, name)
+                     values ('farm_apps_test', 'Farm apps test') returning id),
+            cap as (insert into public.role_capabilities (role_id, section, action)
+                    select id, 'farm', 'edit' from role)
+       insert into public.user_roles (user_id, role_id) select $1, id from role`,
+      [await userId(DEMO.member.email)],
+    );
+    const service = await storageAs('service_role');
+    const theirs = `${await userId(DEMO.admin.email)}/not-yours.apk`;
+    const own = `${await userId(DEMO.member.email)}/own.apk`;
+    for (const path of [theirs, own]) {
+      const { error } = await service.upload(path, buildTestApk(STORED), {
+        contentType: APK_TYPE,
+        upsert: true,
+      });
+      expect(error).toBeNull();
+    }
+    const farmer = await connectAs(DEMO.member);
+    try {
+      const refused = await confirmed(
+        farmer,
+        'android_install_app',
+        { device_uuid: MEMBER_PHONE, apk_object: { bucket: 'farm-apps', path: theirs } },
+        [theirs, 'not pinned'],
+        DEMO.member,
+      );
+      expect(refused.isError).toBe(true);
+      expect(resultJson(refused)).toMatchObject({ error: 'not_found' });
+      expect(String(resultJson(refused).message)).toContain(`No object farm-apps/${theirs}`);
+      // Their own object is read; the member's phone is not on the adb server, so it stops there.
+      const readable = await confirmed(
+        farmer,
+        'android_install_app',
+        { device_uuid: MEMBER_PHONE, apk_object: { bucket: 'farm-apps', path: own } },
+        [own],
+        DEMO.member,
+      );
+      expect(resultJson(readable)).toMatchObject({ error: 'unavailable' });
     } finally {
       await farmer.close();
     }

@@ -463,6 +463,7 @@ describe('sessions on this host', () => {
       redact: async (payload) => payload,
       pacUrl: () => null,
       farm: null,
+      storage: null,
     };
     sessions = new BrowserSessions(
       config,

@@ -1,7 +1,7 @@
 // What the `_install_app` family does, for any platform's AppInstaller (docs/farm.md
 // "Android devices", "The app family"): find the device as the caller (SQL decides who may use
-// which device), bring the package file onto the host (a URL through the capture proxy, or an
-// upload), read its identity before installing, then install, list or uninstall. Installing and
+// which device), bring the package file onto the host (a URL through the capture proxy, an
+// upload, or a Storage object read as the caller), read its identity before installing, then install, list or uninstall. Installing and
 // uninstalling change a device, so they run only once a person approved them. A platform's tool
 // declarations only name their arguments and hand the request here.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -22,7 +22,9 @@ import {
 import {
   downloadPackage,
   type PackageFile,
+  type PackageObject,
   parsePackageUrl,
+  readPackageObject,
   writeUploadedPackage,
 } from './package-file.ts';
 
@@ -71,6 +73,8 @@ export interface InstallRequest {
   deviceUuid: string;
   url: string | undefined;
   base64: string | undefined;
+  /** A Storage object, read only after approval as the caller (docs/farm.md "Android devices"). */
+  object: PackageObject | undefined;
   replace: boolean;
 }
 
@@ -145,9 +149,13 @@ function farmErrorOf(error: unknown): unknown {
  * Exactly one source, and a URL only over http(s) (nothing else is fetched through the proxy:
  * no file:, data:, ftp:); null when the request can run. `kind` names the arguments (`apk`).
  */
-export function packageSourceProblem(request: InstallRequest, kind: string): string | null {
-  if ((request.url === undefined) === (request.base64 === undefined)) {
-    return `Give exactly one of ${kind}_url and ${kind}_base64.`;
+export function packageSourceProblem(
+  request: Pick<InstallRequest, 'url' | 'base64'> & { object: unknown },
+  kind: string,
+): string | null {
+  const given = [request.url, request.base64, request.object].filter((v) => v !== undefined);
+  if (given.length !== 1) {
+    return `Give exactly one of ${kind}_url, ${kind}_base64 and ${kind}_object.`;
   }
   if (request.url !== undefined && !parsePackageUrl(request.url)) {
     return `${kind}_url must be an http or https URL.`;
@@ -182,6 +190,11 @@ async function installApp(
       const egress = await parts.devices.egressFor(call, 'farm');
       capturedUnder = egress.deviceUuid;
       source = await downloadPackage(parsePackageUrl(request.url) as URL, egress, file, {
+        maxBytes: config.android.packageMaxBytes,
+        timeoutMs: config.android.downloadTimeoutMs,
+      });
+    } else if (request.object !== undefined) {
+      source = await readPackageObject(request.object, file, {
         maxBytes: config.android.packageMaxBytes,
         timeoutMs: config.android.downloadTimeoutMs,
       });

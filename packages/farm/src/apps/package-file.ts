@@ -1,7 +1,8 @@
 // Brings a package file (APK, later IPA) onto the farm host before it is inspected and installed:
 // fetched from a URL through the capture proxy on the caller's farm device (so the download is
-// captured like any farm traffic, source `farm`), or decoded from an upload. Both are size-capped
-// while they stream and hashed, so the report can name exactly what was installed.
+// captured like any farm traffic, source `farm`), decoded from an upload, or read from a Storage
+// object as the caller. Each is size-capped while it streams and hashed, so the report can name
+// exactly what was installed.
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { ProxyAgent, request } from 'undici';
@@ -11,8 +12,26 @@ import { AppInstallerError } from './app-installer.ts';
 export interface PackageFile {
   bytes: number;
   sha256: string;
-  /** The URL the bytes came from after redirects; null for an upload. */
+  /** The URL the bytes came from after redirects; null for an upload or a Storage object. */
   url: string | null;
+  /** The Storage object the bytes came from; null for a URL or an upload. */
+  object: { bucket: string; path: string } | null;
+}
+
+/**
+ * A package in Supabase Storage, read as the caller (RLS on storage.objects decides) by whoever
+ * holds their token: the farm only streams what `open` answers into its own file, capped.
+ */
+export interface PackageObject {
+  bucket: string;
+  path: string;
+  /** Lowercase hex SHA-256 the bytes must have (what the person approved); none: not pinned. */
+  sha256: string | undefined;
+  /**
+   * The object's bytes and their declared length, or throws (FarmError not_found when the caller
+   * may not read it: Storage answers a missing and a forbidden object alike).
+   */
+  open(signal: AbortSignal): Promise<{ body: AsyncIterable<Uint8Array>; bytes: number | null }>;
 }
 
 export interface DownloadLimits {
@@ -97,7 +116,7 @@ export async function downloadPackage(
             : error;
         },
       );
-      return { ...written, url: current.href };
+      return { ...written, url: current.href, object: null };
     }
   } finally {
     await dispatcher.close();
@@ -128,14 +147,50 @@ export async function writeUploadedPackage(
     bytes: bytes.length,
     sha256: createHash('sha256').update(bytes).digest('hex'),
     url: null,
+    object: null,
   };
 }
 
+/**
+ * Streams a Storage object into `file`, refusing more than maxBytes and, when the approval pinned
+ * one, any other SHA-256 than the approved (nothing unapproved reaches the device).
+ */
+export async function readPackageObject(
+  object: PackageObject,
+  file: string,
+  limits: DownloadLimits,
+): Promise<PackageFile> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  const timedOut = () =>
+    new AppInstallerError('timeout', `the download took longer than ${limits.timeoutMs} ms`);
+  let opened: Awaited<ReturnType<PackageObject['open']>>;
+  try {
+    opened = await object.open(signal);
+  } catch (error) {
+    throw signal.aborted ? timedOut() : error;
+  }
+  if (opened.bytes !== null && opened.bytes > limits.maxBytes) {
+    await opened.body[Symbol.asyncIterator]().return?.();
+    throw tooLarge(limits.maxBytes);
+  }
+  const written = await writeCapped(opened.body, file, limits.maxBytes).catch((error: unknown) => {
+    throw signal.aborted ? timedOut() : error;
+  });
+  if (object.sha256 !== undefined && written.sha256 !== object.sha256.toLowerCase()) {
+    throw new AppInstallerError(
+      'bad_package',
+      `${object.bucket}/${object.path} has sha256 ${written.sha256}, not the approved ` +
+        `${object.sha256.toLowerCase()}; nothing was installed`,
+    );
+  }
+  return { ...written, url: null, object: { bucket: object.bucket, path: object.path } };
+}
+
 async function writeCapped(
-  body: AsyncIterable<Buffer>,
+  body: AsyncIterable<Uint8Array>,
   file: string,
   maxBytes: number,
-): Promise<Omit<PackageFile, 'url'>> {
+): Promise<Omit<PackageFile, 'url' | 'object'>> {
   const hash = createHash('sha256');
   const handle = await open(file, 'wx', 0o600);
   let bytes = 0;

@@ -14,6 +14,7 @@ import {
 import { z } from 'zod';
 import { defineTool, type ToolCall } from '../mcp/tool-definition.ts';
 import { ToolError } from '../mcp/tool-error.ts';
+import { callerPackageObject } from './storage-object.ts';
 
 const FarmDeviceOutput = {
   device_uuid: z.string(),
@@ -32,9 +33,13 @@ const InstallOutput = z.object({
     url: z
       .string()
       .nullable()
-      .describe('Where it was fetched from (after redirects); null for an upload.'),
+      .describe('Where it was fetched from (after redirects); null for an upload or an object.'),
+    object: z
+      .object({ bucket: z.string(), path: z.string() })
+      .nullable()
+      .describe('The Storage object it was read from (as you); null otherwise.'),
     bytes: z.number().int(),
-    sha256: z.string(),
+    sha256: z.string().describe('SHA-256 (hex) of the bytes installed.'),
   }),
   captured_under_device_uuid: z
     .string()
@@ -60,6 +65,31 @@ function androidOf(call: ToolCall): Farm['android'] {
   return call.farm.android;
 }
 
+/** A Storage object path with no empty, `.` or `..` segment: the path approved is the path read. */
+const OBJECT_PATH = /^(?!\.{1,2}(?:\/|$))[^/]+(?:\/(?!\.{1,2}(?:\/|$))[^/]+)*$/;
+
+const ApkObject = z
+  .object({
+    bucket: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/, 'a bucket id, e.g. farm-apps')
+      .describe('The Storage bucket, e.g. farm-apps.'),
+    path: z
+      .string()
+      .min(1)
+      .max(1024)
+      .regex(OBJECT_PATH, 'an object path without empty, . or .. segments')
+      .describe('The object path inside the bucket, e.g. <your user id>/app.apk.'),
+    sha256: z
+      .string()
+      .regex(/^[0-9A-Fa-f]{64}$/, 'a SHA-256 in hex')
+      .optional()
+      .describe('The SHA-256 (hex) the object must have; the install refuses other bytes.'),
+  })
+  .strict();
+
 const deviceUuid = z
   .string()
   .uuid()
@@ -71,7 +101,10 @@ export const androidInstallApp = defineTool({
   description:
     'Installs an APK on a farm Android device through adb: from apk_url (http/https, fetched ' +
     'through the capture proxy, so the download is captured under your farm device) or from ' +
-    'apk_base64 (an upload, under 3 MiB; larger APKs go by URL). The package name, versionCode and versionName are ' +
+    'apk_base64 (an upload, under 3 MiB; larger APKs go by URL) or from apk_object (a Supabase ' +
+    'Storage object, e.g. bucket farm-apps, path <your user id>/app.apk, read as you: only ' +
+    'what you may read; give its sha256 to pin the bytes the person approves). Give exactly ' +
+    'one. The package name, versionCode and versionName are ' +
     "read from the APK before installing; answers them and the device's outcome. Runs only " +
     'once a person approves it (in the dashboard, or in your client when it asks them).',
   input: z.object({
@@ -81,7 +114,10 @@ export const androidInstallApp = defineTool({
       .string()
       .max(MAX_UPLOAD_BASE64_CHARS)
       .optional()
-      .describe('The APK itself, standard base64. Give this or apk_url.'),
+      .describe('The APK itself, standard base64. Give this, apk_url or apk_object.'),
+    apk_object: ApkObject.optional().describe(
+      'A Supabase Storage object holding the APK, read with your own token after approval.',
+    ),
     replace: z
       .boolean()
       .default(false)
@@ -96,39 +132,68 @@ export const androidInstallApp = defineTool({
   },
   requires: { section: 'farm', action: 'edit' },
   farm: true,
+  refuse(call, args) {
+    if (args.apk_object !== undefined && !call.storage) {
+      return new ToolError(
+        'unavailable',
+        'This server cannot read Storage objects (no anon key configured); use apk_url or apk_base64.',
+      );
+    }
+    return null;
+  },
   confirm(args) {
-    const request = {
-      deviceUuid: args.device_uuid,
-      url: args.apk_url,
-      base64: args.apk_base64,
-      replace: args.replace,
-    };
+    const request = { url: args.apk_url, base64: args.apk_base64, object: args.apk_object };
     // Arguments that cannot run are refused by run() at once; there is nothing to confirm.
     if (packageSourceProblem(request, 'apk')) return null;
-    const what =
-      args.apk_url !== undefined
-        ? `the APK at ${shownText(args.apk_url)} (fetched through the capture proxy)`
-        : `the uploaded APK (sha256 ${createHash('sha256')
-            .update(Buffer.from(args.apk_base64 ?? '', 'base64'))
-            .digest('hex')})`;
     return (
-      `Install ${what} on farm Android device ${args.device_uuid} with adb install` +
+      `Install ${describeSource(args)} on farm Android device ${args.device_uuid} with adb install` +
       `${args.replace ? ' -r (replacing an installed version)' : ''}.`
     );
   },
   async run(call, args) {
+    const { apk_object: object } = args;
+    // refuse() answered already when there is no Storage; this keeps the types honest.
+    if (object !== undefined && !call.storage) {
+      throw new ToolError('unavailable', 'This server cannot read Storage objects.');
+    }
     return androidOf(call).install(
       call,
       {
         deviceUuid: args.device_uuid,
         url: args.apk_url,
         base64: args.apk_base64,
+        // Read as the caller (their token, the anon key) once the farm runs the approved call.
+        object: object && call.storage ? callerPackageObject(call.storage, object) : undefined,
         replace: args.replace,
       },
       call.approval,
     );
   },
 });
+
+/**
+ * What the person approves, from the arguments alone (confirm is synchronous): the URL, the
+ * upload's hash, or the object's bucket, path and pinned sha256, or that its content is not pinned.
+ */
+function describeSource(args: {
+  apk_url?: string | undefined;
+  apk_base64?: string | undefined;
+  apk_object?: z.output<typeof ApkObject> | undefined;
+}): string {
+  if (args.apk_url !== undefined) {
+    return `the APK at ${shownText(args.apk_url)} (fetched through the capture proxy)`;
+  }
+  if (args.apk_object !== undefined) {
+    const { bucket, path, sha256 } = args.apk_object;
+    const where = `the APK in Storage bucket ${shownText(bucket)} at ${shownText(path)} (read as you)`;
+    return sha256 !== undefined
+      ? `${where}, only if its sha256 is ${sha256.toLowerCase()}`
+      : `${where}; its content is not pinned (no sha256): whatever the object holds when it runs`;
+  }
+  return `the uploaded APK (sha256 ${createHash('sha256')
+    .update(Buffer.from(args.apk_base64 ?? '', 'base64'))
+    .digest('hex')})`;
+}
 
 export const androidListPackages = defineTool({
   name: 'android_list_packages',

@@ -23,8 +23,8 @@ import { currentWidgets, WIDGET_MIME_TYPE, widgetForUri } from './widgets.ts';
 export interface McpEndpointOptions {
   buildNumber: string;
   logger: Logger;
-  /** What a tool call may use, for this caller. */
-  toolCallFor(caller: CallerProfile): ToolCall;
+  /** What a tool call may use, for this caller and the bearer token they came with. */
+  toolCallFor(caller: CallerProfile, accessToken: string): ToolCall;
 }
 
 const INSTRUCTIONS =
@@ -38,6 +38,7 @@ function stringOrUndefined(value: unknown): string | undefined {
 
 function buildServer(
   caller: CallerProfile,
+  accessToken: string,
   ticket: AdmissionTicket | undefined,
   options: McpEndpointOptions,
 ): Server {
@@ -48,7 +49,7 @@ function buildServer(
       instructions: INSTRUCTIONS,
     },
   );
-  const call = options.toolCallFor(caller);
+  const call = options.toolCallFor(caller, accessToken);
   server.setRequestHandler('tools/list', () => listToolsFor(call));
   server.setRequestHandler('tools/call', async (request, context) => {
     // Admitted calls count in flight while they run; one not admitted (its exchange already over)
@@ -107,9 +108,12 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpHttpHandler {
   return createMcpHandler(
     (context) => {
       const caller = context.authInfo?.extra?.caller as CallerProfile | undefined;
-      if (!caller) throw new Error('the MCP endpoint was reached without a verified caller');
+      const token = context.authInfo?.token;
+      if (!caller || !token) {
+        throw new Error('the MCP endpoint was reached without a verified caller');
+      }
       const ticket = context.authInfo?.extra?.admission as AdmissionTicket | undefined;
-      return buildServer(caller, ticket, options);
+      return buildServer(caller, token, ticket, options);
     },
     { onerror: (error) => options.logger.debug({ err: error }, 'mcp request refused') },
   );

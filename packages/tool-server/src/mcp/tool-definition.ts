@@ -20,6 +20,17 @@ export interface ToolAnnotations {
   openWorldHint: boolean;
 }
 
+/**
+ * The Supabase Storage API as the caller: their own bearer token with the project's anon key, so
+ * RLS on storage.objects decides what they may read. Never a service key.
+ */
+export interface CallerStorage {
+  /** `{base_url}/storage/v1`. */
+  url: string;
+  apikey: string;
+  accessToken: string;
+}
+
 /** What a running tool may use; a farm operation takes it as its ActingCaller. */
 export interface ToolCall extends ActingCaller {
   caller: CallerProfile;
@@ -34,6 +45,8 @@ export interface ToolCall extends ActingCaller {
   pacUrl(port: number): string | null;
   /** The farm, or null where this tool server has no farm (its tools are then unlisted). */
   farm: Farm | null;
+  /** Storage as the caller, or null where this server has no anon key (supabaseAnonKey). */
+  storage: CallerStorage | null;
   /**
    * A farm call a person approved: the approval the farm's gate answered, which the farm's
    * destructive operations demand (docs/farm.md "Gating").
