@@ -124,10 +124,10 @@ select is((select schedule || ' ' || command from cron.job where jobname = 'entr
   '17 3 * * * select private.maintain_entries_partitions()', 'pg_cron runs entries-partitions daily at 03:17');
 select is(array(select r.prrelid::regclass::text from pg_publication_rel r
                 join pg_publication p on p.oid = r.prpubid where p.pubname = 'supabase_realtime' order by 1),
-  array['breakpoint_events', 'device_status', 'devices', 'entries', 'farm_pending_actions',
-        'service_stats', 'service_status'],
-  'realtime publishes entries, devices, device_status, breakpoint_events, the farm''s pending '
-  'actions (the Approvals page) and the two feed rows');
+  array['breakpoint_events', 'device_status', 'devices', 'entries', 'service_stats',
+        'service_status'],
+  'realtime publishes entries, devices, device_status, breakpoint_events and the two feed rows '
+  '(the farm''s pending actions go to a private topic instead)');
 
 select * from finish();
 rollback;

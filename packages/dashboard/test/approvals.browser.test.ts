@@ -2,7 +2,11 @@
 // docs/farm.md "Gating"): an MCP client with an OAuth token asks to run a command, and the request
 // appears on the admin's page over Realtime with exactly what would run and the client's name;
 // the client's own retries run nothing; Approve lets that client run it once, Deny refuses it, and
-// the page follows each outcome live. A role without the farm gets no page.
+// the page follows each outcome live, on the person's private topic `approvals:<user id>`, which
+// no other user may join (docs/realtime.md "Private channels"). A role without the farm gets no
+// page.
+import { randomUUID } from 'node:crypto';
+import { createClient, type SupabaseClient } from '@supabase/supabase-js';
 import { describe, expect, it } from 'vitest';
 import { type ConnectedClient, connectClient } from '../../tool-server/test/helpers/mcp-clients.ts';
 import { authorizeAndExchange } from '../../tool-server/test/helpers/oauth-stack.ts';
@@ -31,6 +35,66 @@ async function ask(agent: ConnectedClient, command: string) {
   expect(answer.status).toBe('approval_required');
   expect(answer.approve_at).toBe(`${dashboard().dashboardUrl}/approvals`);
   return answer;
+}
+
+const NO_SESSION = { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false };
+
+/** A supabase-js client signed in with a demo login, as a script of that person would hold it. */
+async function signedInClient(login: { email: string; password: string }) {
+  const { stack } = dashboard();
+  const client = createClient(stack.apiUrl, stack.keys.publishableKey, { auth: NO_SESSION });
+  const { data, error } = await client.auth.signInWithPassword(login);
+  if (error || !data.user) throw new Error(`sign-in failed: ${error?.message}`);
+  return { client, userId: data.user.id };
+}
+
+/** A pending action of `userId` written as the tool server writes one (service role). */
+async function insertPendingAction(userId: string, wouldRun: string): Promise<string> {
+  const { stack } = dashboard();
+  const service = createClient(stack.apiUrl, stack.keys.serviceRoleKey, { auth: NO_SESSION });
+  const jti = `approvals-test-${randomUUID()}`;
+  const token = await service.from('api_tokens').insert({
+    jti,
+    user_id: userId,
+    label: 'approvals test',
+    client_id: 'approvals-test',
+    expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+  });
+  if (token.error) throw new Error(`api_tokens insert failed: ${token.error.message}`);
+  const id = randomUUID();
+  const action = await service.from('farm_pending_actions').insert({
+    id,
+    owner_user_id: userId,
+    tool: 'farm_run_shell',
+    would_run: wouldRun,
+    arguments_sha256: `\\x${'00'.repeat(32)}`,
+    client_id: 'approvals-test',
+    client_name: 'Approvals test',
+    token_jti: jti,
+    expires_at: new Date(Date.now() + 600_000).toISOString(),
+  });
+  if (action.error) throw new Error(`farm_pending_actions insert failed: ${action.error.message}`);
+  return id;
+}
+
+/** Joins `topic` privately; resolves with the join's outcome and the broadcasts received. */
+async function joinPrivately(client: SupabaseClient, topic: string) {
+  await client.realtime.setAuth();
+  const received: { event: string; payload: { record?: { id?: string } | null } }[] = [];
+  const channel = client
+    .channel(topic, { config: { private: true } })
+    .on('broadcast', { event: '*' }, (message) => {
+      received.push(message as unknown as (typeof received)[number]);
+    });
+  const outcome = await new Promise<{ status: string; message?: string }>((resolve) => {
+    channel.subscribe((status, error) => {
+      if (status === 'SUBSCRIBED') resolve({ status });
+      else if (status === 'CHANNEL_ERROR' || status === 'TIMED_OUT') {
+        resolve({ status, message: error?.message });
+      }
+    });
+  });
+  return { outcome, received, leave: () => client.removeChannel(channel) };
 }
 
 describe('the Approvals page', () => {
@@ -119,5 +183,49 @@ describe('the Approvals page', () => {
     await signInAs(page, dashboard().dashboardUrl, 'user', '/approvals');
     await page.getByTestId('page-unavailable').waitFor();
     expect(await page.getByTestId('nav-approvals').count()).toBe(0);
+  });
+
+  it("never shows another user's pending action, live or read", async () => {
+    const admin = await signedInClient(DEMO.admin);
+    const other = await signedInClient(DEMO.user);
+    const { page } = await browsers.openPage();
+    await signInAs(page, dashboard().dashboardUrl, 'admin', '/approvals');
+    await page.getByTestId('recent-actions').waitFor();
+    const othersId = await insertPendingAction(other.userId, 'echo not-the-admins');
+    // The admin's own, written after the other's: once it is shown, the other's broadcast (on
+    // another topic, earlier in commit order) has been delivered wherever it was going to be.
+    const ownId = await insertPendingAction(admin.userId, 'echo the-admins-own');
+    await page.locator(`[data-testid="pending-action"][data-id="${ownId}"]`).waitFor();
+    expect(await page.locator(`[data-id="${othersId}"]`).count()).toBe(0);
+    await page.reload();
+    await page.locator(`[data-testid="pending-action"][data-id="${ownId}"]`).waitFor();
+    expect(await page.locator(`[data-id="${othersId}"]`).count()).toBe(0);
+  });
+
+  it("refuses a private join of another user's approvals topic, and admits the owner's", async () => {
+    const admin = await signedInClient(DEMO.admin);
+    const other = await signedInClient(DEMO.user);
+    const refused = await joinPrivately(admin.client, `approvals:${other.userId}`);
+    try {
+      expect(refused.outcome).toEqual({
+        status: 'CHANNEL_ERROR',
+        message: `Unauthorized: You do not have permissions to read from this Channel topic: approvals:${other.userId}`,
+      });
+    } finally {
+      await refused.leave();
+    }
+    // The same client on its own topic: admitted, and the database's broadcast arrives.
+    const own = await joinPrivately(admin.client, `approvals:${admin.userId}`);
+    try {
+      expect(own.outcome).toEqual({ status: 'SUBSCRIBED' });
+      const id = await insertPendingAction(admin.userId, 'echo on-the-admins-topic');
+      await expect
+        .poll(() => own.received.find((message) => message.payload.record?.id === id)?.event)
+        .toBe('INSERT');
+    } finally {
+      await own.leave();
+      await admin.client.realtime.disconnect();
+      await other.client.realtime.disconnect();
+    }
   });
 });

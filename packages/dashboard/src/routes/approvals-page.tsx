@@ -1,12 +1,14 @@
 // `/approvals`: the destructive farm calls an AI client asked to make, waiting for this person
-// (001 §4.1 "confirm-gated"; docs/farm.md "Gating"), live over Realtime. Each shows exactly what
-// would run and the client that asked; Approve or Deny is one PATCH of `decision`, which the
-// database accepts only from this dashboard session (never from the client's own token) and
-// stamps. The client then runs an approved call once, before it expires.
+// (001 §4.1 "confirm-gated"; docs/farm.md "Gating"), live on a private Realtime topic of their
+// own (`approvals:<user id>`). Each shows exactly what would run and the client that asked;
+// Approve or Deny is one PATCH of `decision`, which the database accepts only from this dashboard
+// session (never from the client's own token) and stamps. The client then runs an approved call
+// once, before it expires.
 import { useEffect, useState } from 'react';
 import { useAppServices } from '../app-context.tsx';
 import { ConsoleShell } from '../console/console-shell.tsx';
-import { subscribeTable, useNow } from '../console/live.ts';
+import { type ChannelState, useNow } from '../console/live.ts';
+import { type RowChange, subscribePrivateTopic } from '../console/private-topic.ts';
 import { formatDuration } from '../console/snapshots.ts';
 
 type PendingAction = {
@@ -29,17 +31,48 @@ const SELECT =
 const WAITING_LIMIT = 100;
 const RECENT_LIMIT = 20;
 
+/** The list after one broadcast change: the row replaced or added if `keeps` it, else dropped. */
+function applyChange(
+  list: PendingAction[],
+  change: RowChange<PendingAction>,
+  keeps: (action: PendingAction) => boolean,
+  order: 1 | -1,
+  limit: number,
+): PendingAction[] {
+  const id = (change.record ?? change.old_record)?.id;
+  if (!id) return list;
+  const rest = list.filter((action) => action.id !== id);
+  if (!change.record || !keeps(change.record)) return rest.length === list.length ? list : rest;
+  return [...rest, change.record]
+    .sort((x, y) => order * (Date.parse(x.created_at) - Date.parse(y.created_at)))
+    .slice(0, limit);
+}
+
+const isWaiting = (action: PendingAction) => action.decision === null && action.used_at === null;
+
 function usePendingActions() {
   const { supabase } = useAppServices();
   const [waiting, setWaiting] = useState<PendingAction[]>([]);
   const [recent, setRecent] = useState<PendingAction[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [loaded, setLoaded] = useState(false);
+  const [channel, setChannel] = useState<ChannelState>('connecting');
   useEffect(() => {
     let current = true;
+    // Changes that arrive while a read is in flight wait for it, then apply on top: the read may
+    // predate them, and a change it already holds applies again to the same row.
+    let readCount = 0;
+    let held: RowChange<PendingAction>[] | null = null;
+    const apply = (change: RowChange<PendingAction>) => {
+      setWaiting((list) => applyChange(list, change, isWaiting, 1, WAITING_LIMIT));
+      setRecent((list) => applyChange(list, change, () => true, -1, RECENT_LIMIT));
+    };
     // Two short reads: every action still waiting (oldest first: nearest its expiry), then the
     // newest ones for the record. RLS gives the person their own only.
     const read = async () => {
+      readCount += 1;
+      const thisRead = readCount;
+      held ??= [];
       const [waitingRead, recentRead] = await Promise.all([
         supabase
           .from('farm_pending_actions')
@@ -55,7 +88,10 @@ function usePendingActions() {
           .order('created_at', { ascending: false })
           .limit(RECENT_LIMIT),
       ]);
-      if (!current) return;
+      // Only the newest read's answer counts; it applies what was held meanwhile.
+      if (!current || thisRead !== readCount) return;
+      const changes = held ?? [];
+      held = null;
       const readError = waitingRead.error ?? recentRead.error;
       if (readError) {
         setError(readError.message);
@@ -64,22 +100,37 @@ function usePendingActions() {
       setError(null);
       setWaiting((waitingRead.data ?? []) as unknown as PendingAction[]);
       setRecent((recentRead.data ?? []) as unknown as PendingAction[]);
+      for (const change of changes) apply(change);
       setLoaded(true);
     };
-    // A new request from a client, or a decision from another tab, re-reads both short lists.
-    const off = subscribeTable(
-      supabase,
-      { topic: 'approvals', table: 'farm_pending_actions' },
-      () => void read(),
-      () => {},
-    );
+    // docs/realtime.md "Private channels": the database broadcasts each change of this person's
+    // actions to approvals:<user id>, which only they may join, with farm:edit. Each (re)join
+    // re-reads, so nothing missed while the channel was down stays missing.
+    let off = () => {};
+    void supabase.auth.getSession().then(({ data }) => {
+      const userId = data.session?.user.id;
+      if (!current || !userId) return;
+      off = subscribePrivateTopic<PendingAction>(
+        supabase,
+        `approvals:${userId}`,
+        (change) => {
+          if (held) held.push(change);
+          else apply(change);
+        },
+        (state) => {
+          if (!current) return;
+          setChannel(state);
+          if (state === 'live') void read();
+        },
+      );
+    });
     void read();
     return () => {
       current = false;
       off();
     };
   }, [supabase]);
-  return { waiting, recent, error, loaded };
+  return { waiting, recent, error, loaded, channel };
 }
 
 function ClientName(props: { action: PendingAction }) {
@@ -162,7 +213,7 @@ function outcomeOf(action: PendingAction, now: number): string {
 }
 
 function Approvals() {
-  const { waiting, recent, error, loaded } = usePendingActions();
+  const { waiting, recent, error, loaded, channel } = usePendingActions();
   const now = useNow();
   // One that expires while shown leaves the list at once (the database refuses it anyway).
   const open = waiting.filter((action) => Date.parse(action.expires_at) > now);
@@ -175,6 +226,11 @@ function Approvals() {
         client cannot approve its own request.
       </p>
       {error && <p className="error">{error}</p>}
+      {channel === 'failed' && (
+        <p className="error" data-testid="approvals-live-failed">
+          Live updates are unavailable; reload the page to see new requests.
+        </p>
+      )}
       <h2>Waiting ({open.length})</h2>
       {!loaded ? (
         <p className="muted" data-testid="approvals-loading">
