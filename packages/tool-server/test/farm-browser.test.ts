@@ -41,6 +41,7 @@ const BROWSER_UIDS = [62_000, 62_001, 62_002, 62_003, 62_100, 62_101];
 
 let db: pg.Client;
 let admin: ConnectedClient;
+let adminToken = '';
 let site: Server;
 let siteUrl = '';
 const siteHits: string[] = [];
@@ -110,7 +111,9 @@ async function auditEvents(email: string): Promise<string[]> {
 beforeAll(async () => {
   db = new pg.Client({ connectionString: stack().dbUrl });
   await db.connect();
-  ({ client: admin } = await connectAs(DEMO.admin));
+  const connected = await connectAs(DEMO.admin);
+  admin = connected.client;
+  adminToken = connected.tokens.access_token;
   site = createServer((request, response) => {
     siteHits.push(request.url ?? '');
     const url = new URL(request.url ?? '/', 'http://site');
@@ -265,6 +268,63 @@ describe('a session', () => {
     expect(png.readUInt32BE(20)).toBe(800);
     const shown = result.structuredContent?.screenshot as Record<string, unknown>;
     expect(shown).toEqual({ mime_type: 'image/png', width: 1280, height: 800, bytes: png.length });
+  });
+
+  it("saves a screenshot to the caller's own exports folder as the caller, and names where", async () => {
+    const path = `shots/${Date.now()}/start page.png`;
+    const result = await browse(admin, {
+      action: 'screenshot',
+      session_id: sessionId,
+      save_to: { path },
+    });
+    const image = result.content.find((block) => block.type === 'image') as
+      | { data: string }
+      | undefined;
+    const png = Buffer.from(image?.data ?? '', 'base64');
+    expect(png.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    const uid = decodeJwt(adminToken).sub as string;
+    expect(result.structuredContent?.saved).toEqual({ bucket: 'exports', path: `${uid}/${path}` });
+    // Read back with the caller's own token: the object holds exactly the image sent.
+    const objectUrl = `${stack().apiUrl}/storage/v1/object/authenticated/exports/${uid}/${path
+      .split('/')
+      .map(encodeURIComponent)
+      .join('/')}`;
+    const read = await fetch(objectUrl, {
+      headers: { authorization: `Bearer ${adminToken}`, apikey: stack().keys.publishableKey },
+    });
+    expect(read.status).toBe(200);
+    expect(read.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await read.arrayBuffer()).equals(png)).toBe(true);
+    // Another user's token reads nothing there (the bucket's policies, not the tool, decide).
+    const member = await signIn(stack(), DEMO.member);
+    const theirs = await fetch(objectUrl, {
+      headers: { authorization: `Bearer ${member}`, apikey: stack().keys.publishableKey },
+    });
+    expect([400, 404]).toContain(theirs.status);
+  });
+
+  it.each([
+    ['a .. segment', 'shots/../../other-user/x.png'],
+    ['an empty segment', 'shots//x.png'],
+    ['a leading slash', '/x.png'],
+    ['a . segment', './x.png'],
+  ])('refuses a save_to path with %s, saving nothing', async (_name, path) => {
+    const result = await admin.callTool('browser_cdp', {
+      action: 'screenshot',
+      session_id: sessionId,
+      save_to: { path },
+    });
+    expect(result.isError).toBe(true);
+    expect(resultJson(result)).toMatchObject({ error: 'invalid_arguments' });
+  });
+
+  it('refuses save_to on an action other than screenshot', async () => {
+    const result = await admin.callTool('browser_cdp', {
+      action: 'read_text',
+      session_id: sessionId,
+      save_to: { path: 'x.png' },
+    });
+    expect(resultJson(result)).toMatchObject({ error: 'invalid_arguments' });
   });
 
   it('trusts the project CA: an intercepted HTTPS page is the proxy answering, not a certificate error', async () => {

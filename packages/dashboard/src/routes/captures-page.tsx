@@ -1,7 +1,8 @@
 // `/captures`: the live tail and search. Filters (device, host, method, status class, time,
 // workspace) and a search term go to the search RPCs with keyset paging; while "Live" is on, new
 // captures arrive over Realtime (`device:<uuid>` for one device) and join the list when they
-// match. Select rows for a HAR export, or export a whole workspace. Keys: `/` search, j/k move,
+// match. Select rows for a HAR export, or export a whole workspace, as a download or saved to
+// Storage (bucket exports, the user's own folder) with a signed link. Keys: `/` search, j/k move,
 // Enter or o open.
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react';
 import { useAppServices } from '../app-context.tsx';
@@ -21,6 +22,7 @@ import { downloadJson } from '../captures/download.ts';
 import { toHar } from '../captures/har.ts';
 import { LIVE_LIMIT, subscribeLiveTail } from '../captures/live-tail.ts';
 import { RequestView } from '../captures/request-view.tsx';
+import { type SavedExport, saveHarExport } from '../captures/save-export.ts';
 import { ConsoleShell } from '../console/console-shell.tsx';
 import { useDevices } from '../console/devices-data.ts';
 import type { ChannelState } from '../console/live.ts';
@@ -28,6 +30,9 @@ import type { ChannelState } from '../console/live.ts';
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'CONNECT'];
 
 type Workspace = { id: string; name: string };
+/** A HAR built for export and the name its file takes (without `.har`). */
+type HarExport = { har: unknown; name: string };
+type SaveOutcome = { saved: SavedExport } | { error: string };
 
 /** Reads full rows in chunks (a URL holds about 100 ids comfortably). */
 async function readRows(
@@ -80,6 +85,7 @@ function Captures() {
   const [selected, setSelected] = useState<CaptureSummary | null>(null);
   const [checked, setChecked] = useState<Set<number>>(new Set());
   const [exporting, setExporting] = useState(false);
+  const [saveOutcome, setSaveOutcome] = useState<SaveOutcome | null>(null);
   const searchRef = useRef<HTMLInputElement>(null);
   const filtersRef = useRef(filters);
   filtersRef.current = filters;
@@ -199,29 +205,41 @@ function Captures() {
     }
   }
 
-  async function exportSelection() {
-    setExporting(true);
-    try {
-      downloadJson(toHar(await readRows(supabase, [...checked])), `captures-${checked.size}.har`);
-    } catch (exportError) {
-      setError((exportError as Error).message);
-    } finally {
-      setExporting(false);
-    }
+  async function selectionHar(): Promise<HarExport> {
+    return {
+      har: toHar(await readRows(supabase, [...checked])),
+      name: `captures-${checked.size}`,
+    };
   }
 
-  async function exportWorkspace() {
+  async function workspaceHar(): Promise<HarExport | null> {
     const workspace = workspaces.find((item) => item.id === filters.workspace);
-    if (!workspace) return;
+    if (!workspace) return null;
+    const { data, error: linkError } = await supabase
+      .from('workspace_entries')
+      .select('entry_id')
+      .eq('workspace_id', workspace.id);
+    if (linkError) throw new Error(linkError.message);
+    const ids = (data ?? []).map((link) => Number((link as { entry_id: number }).entry_id));
+    return { har: toHar(await readRows(supabase, ids)), name: `workspace-${workspace.name}` };
+  }
+
+  /** One export, as a download or saved to Storage; a Storage refusal is shown with the save. */
+  async function runExport(build: () => Promise<HarExport | null>, to: 'download' | 'storage') {
     setExporting(true);
+    setSaveOutcome(null);
     try {
-      const { data, error: linkError } = await supabase
-        .from('workspace_entries')
-        .select('entry_id')
-        .eq('workspace_id', workspace.id);
-      if (linkError) throw new Error(linkError.message);
-      const ids = (data ?? []).map((link) => Number((link as { entry_id: number }).entry_id));
-      downloadJson(toHar(await readRows(supabase, ids)), `workspace-${workspace.name}.har`);
+      const built = await build();
+      if (!built) return;
+      if (to === 'download') {
+        downloadJson(built.har, `${built.name}.har`);
+        return;
+      }
+      try {
+        setSaveOutcome({ saved: await saveHarExport(supabase, built.har, built.name) });
+      } catch (saveError) {
+        setSaveOutcome({ error: (saveError as Error).message });
+      }
     } catch (exportError) {
       setError((exportError as Error).message);
     } finally {
@@ -361,23 +379,68 @@ function Captures() {
           type="button"
           className="button--small"
           disabled={checked.size === 0 || exporting}
-          onClick={exportSelection}
+          onClick={() => runExport(selectionHar, 'download')}
           data-testid="export-selection"
         >
           Export {checked.size} as HAR
         </button>
+        <button
+          type="button"
+          className="button--small button--secondary"
+          disabled={checked.size === 0 || exporting}
+          onClick={() => runExport(selectionHar, 'storage')}
+          data-testid="save-selection"
+        >
+          Save {checked.size} to Storage
+        </button>
         {filters.workspace && (
-          <button
-            type="button"
-            className="button--small button--secondary"
-            disabled={exporting}
-            onClick={exportWorkspace}
-            data-testid="export-workspace"
-          >
-            Export workspace as HAR
-          </button>
+          <>
+            <button
+              type="button"
+              className="button--small button--secondary"
+              disabled={exporting}
+              onClick={() => runExport(workspaceHar, 'download')}
+              data-testid="export-workspace"
+            >
+              Export workspace as HAR
+            </button>
+            <button
+              type="button"
+              className="button--small button--secondary"
+              disabled={exporting}
+              onClick={() => runExport(workspaceHar, 'storage')}
+              data-testid="save-workspace"
+            >
+              Save workspace to Storage
+            </button>
+          </>
         )}
       </div>
+      {saveOutcome && 'saved' in saveOutcome && (
+        <p className="muted" role="status" data-testid="saved-export">
+          Saved to <code data-testid="saved-export-path">{saveOutcome.saved.path}</code>
+          {saveOutcome.saved.signedUrl ? (
+            <>
+              {' '}
+              <a
+                href={saveOutcome.saved.signedUrl}
+                target="_blank"
+                rel="noreferrer"
+                data-testid="saved-export-link"
+              >
+                Open (link works for 1 hour)
+              </a>
+            </>
+          ) : (
+            ` (no link: ${saveOutcome.saved.linkError ?? 'unknown error'})`
+          )}
+        </p>
+      )}
+      {saveOutcome && 'error' in saveOutcome && (
+        <p className="error" role="alert" data-testid="save-export-error">
+          {saveOutcome.error}
+        </p>
+      )}
       {error && (
         <p className="error" role="alert">
           {error}

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { defineTool, type ToolCall } from '../mcp/tool-definition.ts';
 import { ToolError } from '../mcp/tool-error.ts';
 import { callerPackageObject } from './storage-object.ts';
+import { RELATIVE_OBJECT_PATH } from './storage-upload.ts';
 
 const FarmDeviceOutput = {
   device_uuid: z.string(),
@@ -65,9 +66,6 @@ function androidOf(call: ToolCall): Farm['android'] {
   return call.farm.android;
 }
 
-/** A Storage object path with no empty, `.` or `..` segment: the path approved is the path read. */
-const OBJECT_PATH = /^(?!\.{1,2}(?:\/|$))[^/]+(?:\/(?!\.{1,2}(?:\/|$))[^/]+)*$/;
-
 const ApkObject = z
   .object({
     bucket: z
@@ -80,7 +78,7 @@ const ApkObject = z
       .string()
       .min(1)
       .max(1024)
-      .regex(OBJECT_PATH, 'an object path without empty, . or .. segments')
+      .regex(RELATIVE_OBJECT_PATH, 'an object path without empty, . or .. segments')
       .describe('The object path inside the bucket, e.g. <your user id>/app.apk.'),
     sha256: z
       .string()

@@ -2,11 +2,16 @@
 // as the spec names one tool; without `session_id` an action reuses the caller's latest session
 // (opening one when they have none). The farm drives the headless Chromium on this host; its
 // traffic is captured under the caller's farm browser device, source `cdp`. `evaluate` is the one
-// destructive action (confirm-gated) and needs farm_scripts:edit.
+// destructive action (confirm-gated) and needs farm_scripts:edit. A screenshot may also be saved
+// to the caller's own folder of the `exports` bucket, as the caller (save_to).
 import { BROWSER_ACTIONS, BROWSER_DEFAULT_MAX_CHARS, farmHostOf, shownText } from '@capture/farm';
 import { z } from 'zod';
-import { defineTool } from '../mcp/tool-definition.ts';
+import { defineTool, type ToolCall } from '../mcp/tool-definition.ts';
 import { ToolError } from '../mcp/tool-error.ts';
+import { RELATIVE_OBJECT_PATH, uploadAsCaller } from './storage-upload.ts';
+
+/** The bucket save_to writes into (supabase/migrations/20261128121000_create_exports_bucket.sql). */
+const EXPORTS_BUCKET = 'exports';
 
 const Input = z.object({
   action: z
@@ -58,6 +63,21 @@ const Input = z.object({
       'evaluate: a JavaScript expression; a promise is awaited; the JSON value is returned.',
     ),
   full_page: z.boolean().optional().describe('screenshot: the whole page instead of the viewport.'),
+  save_to: z
+    .object({
+      path: z
+        .string()
+        .min(1)
+        .max(900)
+        .regex(RELATIVE_OBJECT_PATH, 'an object path without empty, . or .. segments')
+        .describe('The object path inside your own folder, e.g. shots/home.png.'),
+    })
+    .strict()
+    .optional()
+    .describe(
+      'screenshot: also save the PNG to Storage, bucket exports, at <your user id>/<path> ' +
+        '(written as you; replaces an object already there).',
+    ),
   wait_until: z
     .enum(['load', 'domcontentloaded', 'networkidle'])
     .optional()
@@ -107,6 +127,14 @@ const Output = z.object({
     })
     .optional()
     .describe('screenshot: the image itself is sent as image content.'),
+  saved: z
+    .object({ bucket: z.string(), path: z.string() })
+    .optional()
+    .describe('screenshot with save_to: where the PNG was saved in Storage.'),
+  save_error: z
+    .object({ error: z.string(), message: z.string() })
+    .optional()
+    .describe('screenshot with save_to: why Storage did not save it (the image is still sent).'),
   closed: z.boolean().optional(),
 });
 
@@ -145,6 +173,17 @@ export const browserCdp = defineTool({
   // Before any pending action is asked: a person approving a script the caller may not run
   // would see it refused later.
   refuse(call, args) {
+    if (args.save_to !== undefined) {
+      if (args.action !== 'screenshot') {
+        return new ToolError('invalid_arguments', 'save_to: only the screenshot action saves.');
+      }
+      if (!call.storage) {
+        return new ToolError(
+          'unavailable',
+          'This server cannot write Storage objects (no anon key configured); take the screenshot without save_to.',
+        );
+      }
+    }
     if (args.action !== 'evaluate' || call.caller.capabilities.has('farm_scripts:edit')) {
       return null;
     }
@@ -157,6 +196,36 @@ export const browserCdp = defineTool({
   auditDigest: ['text'],
   async run(call, args) {
     if (!call.farm) throw new ToolError('unavailable', 'This server has no farm.');
-    return call.farm.browse(call, args, call.approval);
+    const { save_to: saveTo, ...request } = args;
+    const answer = await call.farm.browse(call, request, call.approval);
+    if (saveTo === undefined || !answer.screenshot?.data) return answer;
+    return { ...answer, ...(await saveScreenshot(call, saveTo.path, answer.screenshot.data)) };
   },
 });
+
+/**
+ * Uploads the PNG as the caller. A refusal is reported beside the image, not instead of it: the
+ * screenshot was taken, and the caller may still want it (docs/farm.md "Browser").
+ */
+async function saveScreenshot(
+  call: ToolCall,
+  path: string,
+  data: string,
+): Promise<
+  { saved: { bucket: string; path: string } } | { save_error: { error: string; message: string } }
+> {
+  // refuse() answered already when there is no Storage; this keeps the types honest.
+  if (!call.storage)
+    throw new ToolError('unavailable', 'This server cannot write Storage objects.');
+  try {
+    const saved = await uploadAsCaller(
+      call.storage,
+      { bucket: EXPORTS_BUCKET, userId: call.caller.userId, path, contentType: 'image/png' },
+      Buffer.from(data, 'base64'),
+    );
+    return { saved };
+  } catch (error) {
+    if (!(error instanceof ToolError)) throw error;
+    return { save_error: { error: error.code, message: error.message } };
+  }
+}
