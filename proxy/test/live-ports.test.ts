@@ -1,7 +1,8 @@
 // Ports for devices added anywhere (002 §4.4 "dashboard-added devices have a port allocated
 // automatically"): a device inserted over REST (stock PostgREST, a user's token) gets its port
 // without /allocate, both proxies sharing the database listen on it (told by the database's
-// change events; nothing polls, so opening at all shows it),
+// change events: their fallback re-read is set to 10 minutes here, so a port opening within the
+// waits below is the change feed's doing),
 // its PAC URL answers, traffic on it is the device's (with the owner's bundle as proxy
 // credentials, since no address is bound yet), /allocate later keeps the port, concurrent
 // inserts never share one, and a deleted device's port closes everywhere.

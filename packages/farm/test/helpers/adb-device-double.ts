@@ -32,6 +32,7 @@ import {
   AdbMessageReader,
   encodeMessage,
 } from './adb-wire.ts';
+import { splitShellWords } from './shell-words.ts';
 
 const run = promisify(execFile);
 
@@ -121,35 +122,6 @@ class DeviceStream {
       this.forget();
     }
   }
-}
-
-/** Splits a command line as /system/bin/sh would for the quoting adb's escape_arg produces. */
-function splitShellWords(line: string): string[] {
-  const words: string[] = [];
-  let word = '';
-  let inWord = false;
-  for (let index = 0; index < line.length; index++) {
-    const char = line[index] as string;
-    if (char === "'") {
-      const end = line.indexOf("'", index + 1);
-      if (end < 0) throw new Error('unterminated quote');
-      word += line.slice(index + 1, end);
-      inWord = true;
-      index = end;
-    } else if (char === '\\' && index + 1 < line.length) {
-      word += line[++index];
-      inWord = true;
-    } else if (/\s/.test(char)) {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-    } else {
-      word += char;
-      inWord = true;
-    }
-  }
-  if (inWord) words.push(word);
-  return words;
 }
 
 export class AdbDeviceDouble {

@@ -20,6 +20,7 @@
 // - A refusal is `FAIL` + length + message; the client prints `error: <message>` and exits 1.
 import { request } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
+import { splitShellWords } from './shell-words.ts';
 
 /** adb's ADB_SERVER_VERSION (41) as the server writes it: four hex digits. */
 const SERVER_VERSION = '0029';
@@ -56,35 +57,6 @@ export interface BrowserVisit {
 
 function hexLength(text: string): string {
   return Buffer.byteLength(text).toString(16).padStart(4, '0');
-}
-
-/** Splits a command line as /system/bin/sh would for single quotes and backslashes. */
-function splitShellWords(line: string): string[] {
-  const words: string[] = [];
-  let word = '';
-  let inWord = false;
-  for (let index = 0; index < line.length; index++) {
-    const char = line[index] as string;
-    if (char === "'") {
-      const end = line.indexOf("'", index + 1);
-      if (end < 0) throw new Error('unterminated quote');
-      word += line.slice(index + 1, end);
-      inWord = true;
-      index = end;
-    } else if (char === '\\' && index + 1 < line.length) {
-      word += line[++index];
-      inWord = true;
-    } else if (/\s/.test(char)) {
-      if (inWord) words.push(word);
-      word = '';
-      inWord = false;
-    } else {
-      word += char;
-      inWord = true;
-    }
-  }
-  if (inWord) words.push(word);
-  return words;
 }
 
 export class AdbHostDouble {
