@@ -8,7 +8,7 @@ packages=(
   postgresql-15 postgresql-15-cron postgresql-15-wal2json postgresql-15-pgtap
   postgresql-15-plpgsql-check libtap-parser-sourcehandler-pgtap-perl
   chromium curl nginx
-  bubblewrap socat adb aapt libnss3-tools
+  bubblewrap socat adb aapt libnss3-tools iproute2 procps
 )
 missing=()
 for package in "${packages[@]}"; do

@@ -949,7 +949,10 @@ describe('access', () => {
       await signInAs(page, dashboard().dashboardUrl, 'user');
       await page.goto(client.authorizationUrl('grant-state'));
       await page.getByRole('button', { name: 'Allow' }).click();
-      await expect.poll(() => client.callbacks.length, { timeout: 5000 }).toBe(1);
+      // The stand-in sees the callback before the page has loaded it: wait for the page too, or
+      // the next goto is interrupted by the callback's navigation.
+      await page.waitForURL((url) => url.href.startsWith(client.redirectUri));
+      expect(client.callbacks).toHaveLength(1);
       const code = client.callbacks[0]?.searchParams.get('code') as string;
       const tokenResponse = await fetch(`${stack.mcpUrl}/token`, {
         method: 'POST',

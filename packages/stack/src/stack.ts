@@ -363,7 +363,8 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       },
     });
     owned('functions', 'behind /functions/v1', () => functions.stopAll());
-    const [postgrest, auth] = await Promise.all([
+    // Settled, not all: when one start fails, the ones that did start are owned and stopped too.
+    const [postgrestStart, authStart, functionsStart] = await Promise.allSettled([
       startPostgrest({
         dbPort: ports.db,
         port: ports.rest,
@@ -386,8 +387,15 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
       }),
       functions.startAll(),
     ]);
-    owned('postgrest', `on 127.0.0.1:${ports.rest}`, postgrest.stop);
-    owned('auth', `on 127.0.0.1:${ports.auth}`, auth.stop);
+    if (postgrestStart.status === 'fulfilled') {
+      owned('postgrest', `on 127.0.0.1:${ports.rest}`, postgrestStart.value.stop);
+    }
+    if (authStart.status === 'fulfilled') {
+      owned('auth', `on 127.0.0.1:${ports.auth}`, authStart.value.stop);
+    }
+    for (const start of [postgrestStart, authStart, functionsStart]) {
+      if (start.status === 'rejected') throw start.reason;
+    }
     if (project.storage.enabled) {
       const storage = await startStorageService({
         port: ports.storage,

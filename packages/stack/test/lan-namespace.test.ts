@@ -101,6 +101,14 @@ describe('a LAN of network namespaces', () => {
     expect(lan.subnet).toBe(`${lan.hostAddress.replace(/\.1$/, '.0')}/${lan.prefixLength}`);
   });
 
+  it('keeps the phones IPv4 only, so no address of theirs changes once the LAN is up', async () => {
+    for (const phone of [first, second]) {
+      const inet6 = await phone.exec('ip', ['-6', '-o', 'addr', 'show', 'dev', 'eth0']);
+      expect(inet6.code).toBe(0);
+      expect(inet6.stdout).toBe('');
+    }
+  });
+
   it('does not let a phone reach a server bound only to the host loopback', async () => {
     for (const address of [lan.hostAddress, '127.0.0.1']) {
       const url = `http://${address}:${loopbackPort}/`;

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAddressInUse, StackError } from '../src/errors.ts';
+import { serveOnLoopback } from '../src/loopback-server.ts';
 import { findFreePort } from '../src/ports.ts';
 import { startPostgrest } from '../src/postgrest.ts';
 
@@ -51,6 +52,15 @@ describe('a port taken before its server listens', () => {
     second.listen(port, '127.0.0.1');
     const [error] = await once(second, 'error');
     expect(isAddressInUse(error)).toBe(true);
+  });
+
+  it('rejects the start of an in-process service (auth, storage), not an uncaught error', async () => {
+    const port = await holdPort();
+    const failure = await serveOnLoopback(() => new Response('never'), port).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isAddressInUse(failure)).toBe(true);
   });
 
   it('is not confused with other failures', () => {

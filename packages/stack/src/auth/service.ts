@@ -1,8 +1,8 @@
 // Runs the auth service on a loopback port, connected to Postgres as supabase_auth_admin (the
 // role that owns schema auth, as on hosted Supabase).
-import { type ServerType, serve } from '@hono/node-server';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { serveOnLoopback } from '../loopback-server.ts';
 import { createAuthApp } from './app.ts';
 import type { AuthConfig } from './auth-config.ts';
 import { Mailbox } from './mailbox.ts';
@@ -31,10 +31,9 @@ export async function startAuthService(options: AuthServiceOptions): Promise<Run
     { pool, config: options.config, mailbox: new Mailbox(options.mailboxDir) },
     logger,
   );
-  const server = await new Promise<ServerType>((resolve) => {
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: '127.0.0.1' }, () =>
-      resolve(started),
-    );
+  const server = await serveOnLoopback(app.fetch, options.port).catch(async (error: unknown) => {
+    await pool.end();
+    throw error;
   });
   return {
     url: `http://127.0.0.1:${options.port}`,

@@ -1,8 +1,8 @@
 // Runs the storage service on a loopback port, connected to Postgres as supabase_storage_admin
 // (the owner of schema storage, as on hosted Supabase), with files under the stack's data dir.
-import { type ServerType, serve } from '@hono/node-server';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { serveOnLoopback } from '../loopback-server.ts';
 import { createStorageApp } from './app.ts';
 import { ObjectFiles } from './object-files.ts';
 import type { StorageConfig } from './storage-config.ts';
@@ -40,13 +40,7 @@ export async function startStorageService(
   });
   pool.on('error', (error) => logger.warn({ err: error }, 'idle database connection failed'));
   const app = createStorageApp({ pool, files, config: options.config, logger }, logger);
-  const server = await new Promise<ServerType>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: '127.0.0.1' }, () =>
-      resolve(started),
-    );
-    // A port taken meanwhile (free-port stacks) fails the start, which startStack retries.
-    started.once('error', reject);
-  }).catch(async (error: unknown) => {
+  const server = await serveOnLoopback(app.fetch, options.port).catch(async (error: unknown) => {
     await pool.end();
     throw error;
   });

@@ -261,6 +261,18 @@ async function addPhone(
   await ip(['link', 'add', name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', name]);
   made.links.push(name);
   await ip(['link', 'set', name, 'master', bridge, 'up']);
+  // IPv4 only, as the bridge: otherwise eth0's IPv6 link-local address finishes duplicate address
+  // detection about a second after the link comes up, and Chromium in the phone, seeing an address
+  // change, fails a load that is under way with ERR_NETWORK_CHANGED.
+  await run('ip', [
+    'netns',
+    'exec',
+    name,
+    'sysctl',
+    '-q',
+    '-w',
+    'net.ipv6.conf.eth0.disable_ipv6=1',
+  ]);
   await ip(['-n', name, 'addr', 'add', `${address}/${PREFIX_LENGTH}`, 'dev', 'eth0']);
   await ip(['-n', name, 'link', 'set', 'eth0', 'up']);
   await ip(['-n', name, 'link', 'set', 'lo', 'up']);
