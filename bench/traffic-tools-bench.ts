@@ -15,7 +15,7 @@ import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
 import { parseBenchArgs } from './bench-cli.ts';
 import { GENERATED_CAPTURE_FLAGS, generateBenchData } from './entries-generator.ts';
-import { percentile } from './percentile.ts';
+import { type Timing, timeCalls, timingCell } from './timed-calls.ts';
 
 const { values } = parseBenchArgs({
   name: 'bench:traffic',
@@ -68,37 +68,7 @@ const { values } = parseBenchArgs({
 const runs = Number(values.runs);
 const naiveRuns = Number(values['naive-runs']);
 
-interface Timing {
-  p50: number;
-  p95: number;
-  failures: number;
-  lastError: string;
-}
-
-/** p50/p95 of `count` calls after one warm-up; a failed call is counted, not thrown. */
-async function measure(call: () => Promise<void>, count: number): Promise<Timing> {
-  await call().catch(() => undefined);
-  const times: number[] = [];
-  let failures = 0;
-  let lastError = '';
-  for (let run = 0; run < count; run += 1) {
-    const started = performance.now();
-    try {
-      await call();
-    } catch (error) {
-      failures += 1;
-      lastError = (error as Error).message.slice(0, 120);
-    }
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p95: percentile(times, 95), failures, lastError };
-}
-
-const cell = (timing: Timing | undefined) =>
-  timing
-    ? `${timing.p50.toFixed(1)} / ${timing.p95.toFixed(1)}${timing.failures ? ` (${timing.failures} failed: ${timing.lastError})` : ''}`
-    : '–';
+const cell = (timing: Timing | undefined) => timingCell(timing);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-traffic-tools-'));
 const stack = await startStack({
@@ -317,16 +287,19 @@ try {
         }
       };
     for (const benchCase of cases) {
-      const tool = await measure(viaTool(benchCase.rpc, benchCase.args), runs);
-      const rest = await measure(viaRest(benchCase.rpc, benchCase.args), runs);
+      const tool = await timeCalls(viaTool(benchCase.rpc, benchCase.args), runs);
+      const rest = await timeCalls(viaRest(benchCase.rpc, benchCase.args), runs);
       let extra = '–';
       let ratio = '–';
       if (benchCase.baseline) {
-        const baseline = await measure(viaTool('entries_filtered_list', benchCase.baseline), runs);
+        const baseline = await timeCalls(
+          viaTool('entries_filtered_list', benchCase.baseline),
+          runs,
+        );
         extra = `entries_filtered_list ${cell(baseline)}`;
         ratio = `${(tool.p50 / baseline.p50).toFixed(2)}x the list`;
       } else if (benchCase.naive) {
-        const naive = await measure(
+        const naive = await timeCalls(
           viaTool('bench_summary_from_payload', benchCase.args, 'private'),
           naiveRuns,
         );

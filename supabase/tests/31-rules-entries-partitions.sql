@@ -2,7 +2,7 @@
 -- week), retention, the pg_cron upkeep job and the realtime publication.
 begin;
 create extension if not exists pgtap with schema extensions;
-select plan(38);
+select plan(42);
 
 \ir helpers/actors.psql
 
@@ -114,6 +114,21 @@ select is(array(select entry_id from public.workspace_entries where workspace_id
   array[990322::bigint], 'workspace links of dropped entries go, the others stay');
 select is(array(select entry_id from public.entry_tags where tag_id = '7a000000-0000-4000-8000-0000000000a1'),
   array[990322::bigint], 'entry tags of dropped entries go, the others stay');
+
+-- One partition at a time: the retention job's form, oldest first.
+do $$ begin
+  perform private.create_entries_partitions(pg_temp.this_week() - interval '6 weeks',
+                                            pg_temp.this_week() - interval '5 weeks');
+end $$;
+update public.settings_global set data = data || '{"entries_retention_weeks": 2}';
+select is(private.drop_expired_entries_partitions(1), 1, 'max_partitions 1 drops one partition');
+select is(to_regclass(pg_temp.week_partition(pg_temp.this_week() - interval '6 weeks'))::text, null,
+  'the oldest expired partition goes first');
+select isnt(to_regclass(pg_temp.week_partition(pg_temp.this_week() - interval '5 weeks')), null,
+  'the next expired partition waits for the next run');
+select is((select schedule || ' ' || command from cron.job where jobname = 'entries-retention'),
+  '*/5 * * * * select private.drop_expired_entries_partitions(1)',
+  'pg_cron drops at most one expired partition every 5 minutes');
 
 -- Upkeep job
 update public.settings_global set data = data - 'entries_retention_weeks';
