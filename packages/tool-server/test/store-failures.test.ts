@@ -14,6 +14,7 @@ import { type RunningCluster, startCluster } from '../../stack/src/postgres/clus
 import { applyMigrations, applyPlatformBootstrap } from '../../stack/src/postgres/schema-setup.ts';
 import { REPO_ROOT } from '../../stack/src/stack.ts';
 import { type RunningToolServer, startToolServer } from '../src/index.ts';
+import { createDatabase } from '../src/store/database.ts';
 import { pkcePair } from './helpers/oauth-stack.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
@@ -111,6 +112,34 @@ describe('registration limit', () => {
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(((await refused.json()) as { error: string }).error).toBe('too_many_requests');
+  });
+});
+
+describe("a tool call's transaction as the caller", () => {
+  it('carries claims with quotes and backslashes intact, as the authenticated role', async () => {
+    const db = createDatabase(cluster?.url as string, logger, { timeoutMs: 5_000 });
+    const claims = {
+      sub: '00000000-0000-4000-8000-000000000001',
+      role: 'authenticated',
+      // Each would end or escape a badly quoted literal.
+      note: `it's "quoted" \\ and '); select pg_sleep(5); --`,
+      path: 'C:\\tmp\\x',
+    };
+    try {
+      const [row] = await db.asCaller(claims, async (client) => {
+        const { rows } = await client.query<{ claims: unknown; role: string; timeout: string }>(
+          `select current_setting('request.jwt.claims')::jsonb as claims, current_user as role,
+                  current_setting('statement_timeout') as timeout`,
+        );
+        return rows;
+      });
+      expect(row).toEqual({ claims, role: 'authenticated', timeout: '8s' });
+      // The settings were local to that transaction.
+      const [after] = await db.query<{ role: string }>('select current_user as role');
+      expect(after?.role).not.toBe('authenticated');
+    } finally {
+      await db.close();
+    }
   });
 });
 

@@ -109,17 +109,19 @@ export function createDatabase(url: string, logger: Logger, options: DatabaseOpt
     }
   };
 
+  /** `opening` starts the transaction: `begin`, or `begin` and settings in one round trip. */
   const transactionIn = async <T>(
     queue: string,
     lane: PoolLane,
     work: (client: pg.PoolClient) => Promise<T>,
+    opening = 'begin',
   ): Promise<T> => {
     try {
       return await withSlot(queue, lane, async () => {
         const client = await pool.connect();
         let broken: Error | undefined;
         try {
-          await client.query('begin');
+          await client.query(opening);
           const result = await work(client);
           await client.query('commit');
           return result;
@@ -150,15 +152,13 @@ export function createDatabase(url: string, logger: Logger, options: DatabaseOpt
     },
     transaction: (work) => transactionIn(SERVER_QUEUE, 'standard', work),
     asCaller(claims, work, lane = 'standard') {
-      return transactionIn(String(claims.sub ?? ''), lane, async (client) => {
-        await client.query(
-          `select set_config('role', 'authenticated', true),
-                  set_config('request.jwt.claims', $1, true),
-                  set_config('statement_timeout', '8s', true)`,
-          [JSON.stringify(claims)],
-        );
-        return work(client);
-      });
+      // One simple-protocol round trip for begin and the caller's settings instead of two (a
+      // tool call is four round trips, PostgREST's one pipelined transaction); the claims go in
+      // as a literal quoted by pg's escapeLiteral, never spliced raw.
+      const opening = `begin; select set_config('role', 'authenticated', true),
+        set_config('request.jwt.claims', ${pg.escapeLiteral(JSON.stringify(claims))}, true),
+        set_config('statement_timeout', '8s', true)`;
+      return transactionIn(String(claims.sub ?? ''), lane, work, opening);
     },
     close: () => pool.end(),
   };
