@@ -1,8 +1,9 @@
 -- A rare search no longer grows with the table (docs/scale.md, "What grows"). Step 2 of
 -- entries_page_sql collected every match in the caller's scope through the trigram indexes of
 -- every partition, then sorted them: at 10M captures a rare term took 2.4 times as long as at 1M.
--- Now step 2 reads weeks newest first, each week's ts bounds given as literals so one partition's
--- indexes are read, until the weeks read hold a page; the page then comes from those weeks. Ids
+-- Now step 2 reads windows of the newest weeks (one week, then at least twice as many, sized by
+-- the density seen), each window's start given as a literal so only its partitions are read,
+-- until a window holds a page; the page then comes from that window. Ids
 -- follow capture order, but a HAR import or a spool replay gives an old timestamp a new id: before
 -- trusting the weeks read, a range scan of the older partitions' primary keys (ids above the
 -- page's lowest, empty in the normal case) looks for such a match, and when there is one the
@@ -24,9 +25,8 @@ declare
   window_rows integer;
   window_hits integer;
   window_floor bigint;
-  week_start timestamptz;
-  week_hits integer;
-  hits integer := 0;
+  week_starts timestamptz[];
+  window_weeks integer;
   floor_ts timestamptz;
   lowest_id bigint;
   older_newer_match boolean;
@@ -59,33 +59,35 @@ begin
     probe_rows := least(max_probe_rows, ceil(probe_rows * lim * 1.5 / window_hits)::integer);
   end loop;
 
-  -- Step 2: sparse matches, through the indexes, newest week first.
-  for week_start in
-    select to_date(substr(c.relname, 10), 'YYYYMMDD')::timestamp at time zone 'UTC'
-    from pg_catalog.pg_inherits i
-    join pg_catalog.pg_class c on c.oid = i.inhrelid
-    where i.inhparent = 'public.entries'::regclass and c.relname ~ '^entries_w[0-9]{8}$'
-    order by c.relname desc
-  loop
-    -- Materialized, as the collection below: the week's matches through its indexes, never a
-    -- walk of its rows in some index's order hoping to meet a page soon.
+  -- Step 2: sparse matches, through the indexes, in windows of the newest weeks. Each window is
+  -- one query (its oldest week's start a literal, so only its partitions and the empty ones ahead
+  -- are read) that collects
+  -- the window's matches and keeps the newest page; a window short of a page sizes the next from
+  -- the density it saw (at least twice as many weeks), so the windows that fall short cost less
+  -- than the one that does not, and a term too rare for any window ends at every week, as before.
+  select array_agg(to_date(substr(c.relname, 10), 'YYYYMMDD')::timestamp at time zone 'UTC'
+                   order by c.relname desc)
+  into week_starts
+  from pg_catalog.pg_inherits i
+  join pg_catalog.pg_class c on c.oid = i.inhrelid
+  where i.inhparent = 'public.entries'::regclass and c.relname ~ '^entries_w[0-9]{8}$'
+    and to_date(substr(c.relname, 10), 'YYYYMMDD') <= (now() at time zone 'UTC')::date;
+  window_weeks := 1;
+  while week_starts is not null and window_weeks < cardinality(week_starts) loop
     execute format(
       'with matches as materialized (select e.id from public.entries e where %s and %s '
-      'and e.ts >= %L and e.ts < %L) select count(*) from matches',
-      scope, match, week_start, week_start + interval '1 week')
-    into week_hits;
-    hits := hits + week_hits;
-    if hits >= lim then
-      floor_ts := week_start;
+      'and e.ts >= %L) select count(*), min(id) from (select id from matches order by id desc limit %s) m',
+      scope, match, week_starts[window_weeks], lim)
+    into window_hits, lowest_id;
+    if window_hits >= lim then
+      floor_ts := week_starts[window_weeks];
       exit;
     end if;
+    -- No match at all predicts nothing (a week just begun): four times the weeks.
+    window_weeks := case when window_hits = 0 then window_weeks * 4
+      else greatest(window_weeks * 2, ceil(window_weeks * lim * 1.5 / window_hits)::integer) end;
   end loop;
   if floor_ts is not null then
-    execute format(
-      'with matches as materialized (select e.id from public.entries e where %s and e.ts >= %L and %s) '
-      'select min(id) from (select id from matches order by id desc limit %s) m',
-      scope, floor_ts, match, lim)
-    into lowest_id;
     -- offset 0 keeps the match out of the scan, so the older weeks are read by id (their primary
     -- keys), not through the trigram indexes.
     execute format(
