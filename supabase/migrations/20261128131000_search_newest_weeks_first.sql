@@ -73,7 +73,8 @@ begin
   where i.inhparent = 'public.entries'::regclass and c.relname ~ '^entries_w[0-9]{8}$'
     and to_date(substr(c.relname, 10), 'YYYYMMDD') <= (now() at time zone 'UTC')::date;
   window_weeks := 1;
-  while week_starts is not null and window_weeks < cardinality(week_starts) loop
+  -- A window of more than half the weeks saves too little to be worth a query of its own.
+  while week_starts is not null and window_weeks * 2 <= cardinality(week_starts) loop
     execute format(
       'with matches as materialized (select e.id from public.entries e where %s and %s '
       'and e.ts >= %L) select count(*), min(id) from (select id from matches order by id desc limit %s) m',

@@ -11,7 +11,8 @@ select plan(9);
 create function pg_temp.this_week() returns timestamptz language sql stable
 as $$ select date_trunc('week', now() at time zone 'UTC') at time zone 'UTC' $$;
 do $$ begin
-  perform private.create_entries_partitions(pg_temp.this_week() - interval '4 weeks', now());
+  -- Thirteen weeks: windows of up to half of them are worth reading on their own.
+  perform private.create_entries_partitions(pg_temp.this_week() - interval '12 weeks', now());
 end $$;
 insert into public.devices (uuid, name, owner_user_id) values
   ('de000000-0000-4000-8000-0000000024a1', 'pgtap sparse a1', pg_temp.uid('a')),
