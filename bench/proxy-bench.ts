@@ -1,11 +1,13 @@
 // Capture proxy benchmark: our proxy beside mitmdump (Debian's mitmproxy,
 // capturing to a file) and a direct connection, in one run, on the same loopback origin. Origin,
-// each proxy and the client (this process, undici) are separate processes.
+// each proxy and the client (this process, undici) are separate processes. Ours runs twice: as
+// one process, and with --workers worker processes (docs/proxy.md "Worker processes").
 //   - requests/s and added p50/p99 for plain HTTP keep-alive and intercepted HTTPS keep-alive,
 //     at light load (1 connection) and at 16 connections;
 //   - a new HTTPS connection (CONNECT + TLS) per request;
 //   - the first-hit cost of a new host's certificate (new SNI name vs a known one);
-//   - captures written per second, and captures lost under an open loop at --rate for --sustain s;
+//   - captures written per second, and captures lost under an open loop at --rate for --sustain s
+//     (through the workers: each capture must land exactly once whichever worker served it);
 //   - HTTP/2 end to end and gRPC unary calls, direct and through ours with HTTP/2 on;
 //   - breakpoints: --held exchanges held at once, each released by a REST PATCH, the
 //     resume-to-release latency p50/p95 (run last: the device it allocates takes this host's
@@ -13,7 +15,7 @@
 //   - with --profile DIR: our (HTTP/1) proxy runs under `node --cpu-prof`; its profile, a flame
 //     graph (DIR/ours.svg) and the self time by area are written at the end. Profiling slows
 //     the proxy: take the ratios from a run without it.
-// Run: npm run bench:proxy -- [--seconds 5] [--sequential 200] [--rate 2000] [--sustain 60] [--held 100] [--profile DIR]
+// Run: npm run bench:proxy -- [--seconds 5] [--sequential 200] [--rate 2000] [--sustain 60] [--held 100] [--workers N] [--profile DIR]
 import { type ChildProcess, spawn } from 'node:child_process';
 import {
   copyFileSync,
@@ -25,7 +27,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
@@ -43,6 +45,7 @@ import {
 import { REPO_ROOT } from '../packages/stack/src/stack.ts';
 import { LeafCertificateCache, loadOrCreateCertificateAuthority } from '../proxy/src/index.ts';
 import { parseBenchArgs } from './bench-cli.ts';
+import { processTreeCpuMs } from './process-tree-cpu.ts';
 import { type CpuProfile, renderFlameGraph, summarizeSelfTime } from './proxy/flame-graph.ts';
 import { grpcClosedLoop } from './proxy/grpc-load.ts';
 import {
@@ -103,6 +106,13 @@ const { values } = parseBenchArgs({
       value: 'N',
       description: 'exchanges held at a breakpoint at once, each released by a REST PATCH',
       default: '100',
+    },
+    workers: {
+      type: 'string',
+      value: 'N',
+      description: `worker processes of the second "ours" (the first runs one process; default one
+        per core, at least 2); the sustained open loop and the breakpoint resumes run through it`,
+      default: String(Math.max(2, availableParallelism())),
     },
     profile: {
       type: 'string',
@@ -166,22 +176,39 @@ try {
   };
   const originCaFile = join(work, 'origin-ca', 'ca.pem');
 
-  const ourPort = await findFreePort();
-  const ourManagement = await findFreePort();
-  const devicePorts = await findFreePortRange(4);
+  // Ours twice: one process (PROXY_WORKERS=1) and one worker per core (the default), same CA.
+  const startOurs = async (name: string, workers: number, args: string[] = []) => {
+    const port = await findFreePort();
+    const management = await findFreePort();
+    const devicePorts = await findFreePortRange(4);
+    const dataDir = join(work, name);
+    if (name !== 'ours') {
+      mkdirSync(dataDir, { recursive: true });
+      for (const file of ['ca.pem', 'ca.key']) {
+        copyFileSync(join(work, 'ours', file), join(dataDir, file));
+      }
+    }
+    const child = start(node, [...args, join(REPO_ROOT, 'proxy', 'src', 'cli.ts')], {
+      PROXY_DB_URL: cluster.url,
+      PROXY_DATA_DIR: dataDir,
+      PROXY_PORT: String(port),
+      PROXY_MANAGEMENT_PORT: String(management),
+      PROXY_DEVICE_PORTS: `${devicePorts.start}-${devicePorts.end}`,
+      PROXY_UPSTREAM_CA_FILE: originCaFile,
+      PROXY_DESTINATIONS: '127.0.0.0/8,localhost',
+      PROXY_HTTP2: 'off',
+      PROXY_WORKERS: String(workers),
+      LOG_LEVEL: 'warn',
+    });
+    await waitUntil(`${name} proxy`, () => isPortOpen(port), 30_000);
+    return { port, management, pid: child.pid as number };
+  };
   const profileArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  start(node, [...profileArgs, join(REPO_ROOT, 'proxy', 'src', 'cli.ts')], {
-    PROXY_DB_URL: cluster.url,
-    PROXY_DATA_DIR: join(work, 'ours'),
-    PROXY_PORT: String(ourPort),
-    PROXY_MANAGEMENT_PORT: String(ourManagement),
-    PROXY_DEVICE_PORTS: `${devicePorts.start}-${devicePorts.end}`,
-    PROXY_UPSTREAM_CA_FILE: originCaFile,
-    PROXY_DESTINATIONS: '127.0.0.0/8,localhost',
-    PROXY_HTTP2: 'off',
-    LOG_LEVEL: 'warn',
-  });
-  await waitUntil('our proxy', () => isPortOpen(ourPort), 30_000);
+  const ours = await startOurs('ours', 1, profileArgs);
+  const ourPort = ours.port;
+  const workers = Number(values.workers);
+  const oursWorkers = await startOurs('ours-workers', workers);
+  const oursWorkersName = `ours ×${workers}`;
   const ourCa = readFileSync(join(work, 'ours', 'ca.pem'), 'utf8');
   // The HTTP/2 rows: the same daemon with HTTP/2 on (its default), sharing the CA.
   const oursH2Port = await findFreePort();
@@ -200,6 +227,7 @@ try {
     PROXY_UPSTREAM_CA_FILE: originCaFile,
     PROXY_DESTINATIONS: '127.0.0.0/8,localhost',
     PROXY_HTTP2: 'on',
+    PROXY_WORKERS: '1',
     LOG_LEVEL: 'warn',
   });
   await waitUntil('our HTTP/2 proxy', () => isPortOpen(oursH2Port), 30_000);
@@ -212,22 +240,23 @@ try {
     console.error('mitmdump not on PATH (apt-get install mitmproxy): its rows are skipped');
   const mitmPort = await findFreePort();
   const mitmConf = join(work, 'mitm');
-  if (hasMitmdump)
-    start('mitmdump', [
-      '--quiet',
-      '--listen-host',
-      '127.0.0.1',
-      '--listen-port',
-      String(mitmPort),
-      '--set',
-      `confdir=${mitmConf}`,
-      '--set',
-      `ssl_verify_upstream_trusted_ca=${originCaFile}`,
-      '--set',
-      'http2=false',
-      '-w',
-      join(work, 'mitm-flows'),
-    ]);
+  const mitmdump = hasMitmdump
+    ? start('mitmdump', [
+        '--quiet',
+        '--listen-host',
+        '127.0.0.1',
+        '--listen-port',
+        String(mitmPort),
+        '--set',
+        `confdir=${mitmConf}`,
+        '--set',
+        `ssl_verify_upstream_trusted_ca=${originCaFile}`,
+        '--set',
+        'http2=false',
+        '-w',
+        join(work, 'mitm-flows'),
+      ])
+    : undefined;
   if (hasMitmdump) {
     await waitUntil('mitmdump', () => isPortOpen(mitmPort), 60_000);
     await waitUntil('mitmdump CA', async () => existsSync(join(mitmConf, 'mitmproxy-ca-cert.pem')));
@@ -235,7 +264,8 @@ try {
   const mitmCa = hasMitmdump ? readFileSync(join(mitmConf, 'mitmproxy-ca-cert.pem'), 'utf8') : '';
   const originCa = readFileSync(originCaFile, 'utf8');
 
-  const contenders: Array<{ name: string; http: Route; https: Route }> = [
+  // `pid`: the proxy's process (with its workers), whose CPU per request is measured.
+  const contenders: Array<{ name: string; http: Route; https: Route; pid?: number }> = [
     {
       name: 'direct',
       http: { proxyUrl: null },
@@ -243,13 +273,21 @@ try {
     },
     {
       name: 'ours',
+      pid: ours.pid,
       http: { proxyUrl: `http://127.0.0.1:${ourPort}` },
       https: { proxyUrl: `http://127.0.0.1:${ourPort}`, ca: ourCa },
+    },
+    {
+      name: oursWorkersName,
+      pid: oursWorkers.pid,
+      http: { proxyUrl: `http://127.0.0.1:${oursWorkers.port}` },
+      https: { proxyUrl: `http://127.0.0.1:${oursWorkers.port}`, ca: ourCa },
     },
     ...(hasMitmdump
       ? [
           {
             name: 'mitmdump',
+            pid: mitmdump?.pid,
             http: { proxyUrl: `http://127.0.0.1:${mitmPort}` },
             https: { proxyUrl: `http://127.0.0.1:${mitmPort}`, ca: mitmCa },
           },
@@ -260,12 +298,26 @@ try {
   const httpsUrl = `https://localhost:${ports.https}/bench`;
 
   const results: Record<string, Record<string, LoadResult>> = {};
+  const cpuPerRequest: Record<string, Record<string, number>> = {};
+  /** A contender's name as a DNS label (`ours ×2` → `ours-2`) for its first-hit host names. */
+  const hostLabel = (name: string) => name.replace(/[^a-z0-9]+/g, '-');
   for (const contender of contenders) {
     const row: Record<string, LoadResult> = {};
-    row['http c=1'] = await closedLoop(httpUrl, contender.http, 1, seconds);
-    row['http c=16'] = await closedLoop(httpUrl, contender.http, 16, seconds);
-    row['https c=1'] = await closedLoop(httpsUrl, contender.https, 1, seconds);
-    row['https c=16'] = await closedLoop(httpsUrl, contender.https, 16, seconds);
+    const cpu: Record<string, number> = {};
+    cpuPerRequest[contender.name] = cpu;
+    // The proxy's CPU per request: a figure a busy shared machine moves far less than req/s.
+    const withCpu = async (scenario: string, run: () => Promise<LoadResult>) => {
+      const before = contender.pid ? processTreeCpuMs(contender.pid) : 0;
+      row[scenario] = await run();
+      if (contender.pid) {
+        cpu[scenario] =
+          ((processTreeCpuMs(contender.pid) - before) * 1000) / row[scenario].requests;
+      }
+    };
+    await withCpu('http c=1', () => closedLoop(httpUrl, contender.http, 1, seconds));
+    await withCpu('http c=16', () => closedLoop(httpUrl, contender.http, 16, seconds));
+    await withCpu('https c=1', () => closedLoop(httpsUrl, contender.https, 1, seconds));
+    await withCpu('https c=16', () => closedLoop(httpsUrl, contender.https, 16, seconds));
     row['https new connection each'] = await newConnectionEach(
       httpsUrl,
       () => contender.https,
@@ -276,12 +328,15 @@ try {
       const ipUrl = `https://127.0.0.1:${ports.https}/bench`;
       row['first hit, new name'] = await newConnectionEach(
         ipUrl,
-        (index) => ({ ...contender.https, servername: `cold-${index}.${contender.name}.test` }),
+        (index) => ({
+          ...contender.https,
+          servername: `cold-${index}.${hostLabel(contender.name)}.test`,
+        }),
         hits,
       );
       row['first hit, known name'] = await newConnectionEach(
         ipUrl,
-        () => ({ ...contender.https, servername: `warm.${contender.name}.test` }),
+        () => ({ ...contender.https, servername: `warm.${hostLabel(contender.name)}.test` }),
         hits,
       );
     }
@@ -331,7 +386,7 @@ try {
   const sustainSeconds = Number(values.sustain);
   const sustained = await openLoop(
     (index) => `http://127.0.0.1:${ports.http}/sustained/${index}`,
-    contenders[1]?.http as Route,
+    contenders[2]?.http as Route,
     rate,
     sustainSeconds,
   );
@@ -358,8 +413,8 @@ try {
 
   const resume = await measureResumeLatency({
     databaseUrl: cluster.url,
-    proxyPort: ourPort,
-    managementPort: ourManagement,
+    proxyPort: oursWorkers.port,
+    managementPort: oursWorkers.management,
     originHttpPort: ports.http,
     count: Number(values.held),
     logger,
@@ -373,9 +428,9 @@ try {
   );
   lines.push('');
   lines.push(
-    '| scenario | contender | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | errors |',
+    '| scenario | contender | req/s | p50 ms | p99 ms | added p50 ms | added p99 ms | errors | proxy CPU µs/request |',
   );
-  lines.push('|---|---|---|---|---|---|---|---|');
+  lines.push('|---|---|---|---|---|---|---|---|---|');
   for (const scenario of Object.keys(results.ours ?? {})) {
     const direct = results.direct?.[scenario];
     for (const contender of contenders) {
@@ -384,17 +439,32 @@ try {
       const added = (field: 'p50' | 'p99') =>
         direct && contender.name !== 'direct' ? f(result[field] - direct[field]) : '';
       lines.push(
-        `| ${scenario} | ${contender.name} | ${result.perSecond.toFixed(0)} | ${f(result.p50)} | ${f(result.p99)} | ${added('p50')} | ${added('p99')} | ${result.errors} |`,
+        `| ${scenario} | ${contender.name} | ${result.perSecond.toFixed(0)} | ${f(result.p50)} | ${f(result.p99)} | ${added('p50')} | ${added('p99')} | ${result.errors} | ${cpuPerRequest[contender.name]?.[scenario]?.toFixed(0) ?? ''} |`,
       );
     }
   }
   lines.push('');
-  lines.push('| ratio ours / mitmdump (req/s) | value |');
-  lines.push('|---|---|');
-  for (const scenario of ['http c=16', 'https c=1', 'https c=16', 'https new connection each']) {
-    const ours = results.ours?.[scenario]?.perSecond ?? Number.NaN;
-    const mitm = results.mitmdump?.[scenario]?.perSecond ?? Number.NaN;
-    lines.push(`| ${scenario} | ${f(ours / mitm)} |`);
+  // Each of ours against mitmdump, and against the direct connection: the ceiling, since the
+  // origin and the client share the cores with whichever proxy runs.
+  const ratio = (name: string, over: string, scenario: string) =>
+    f(
+      (results[name]?.[scenario]?.perSecond ?? Number.NaN) /
+        (results[over]?.[scenario]?.perSecond ?? Number.NaN),
+    );
+  lines.push(
+    `| req/s ratio | ours ÷ mitmdump | ${oursWorkersName} ÷ mitmdump | ours ÷ direct | ${oursWorkersName} ÷ direct |`,
+  );
+  lines.push('|---|---|---|---|---|');
+  for (const scenario of [
+    'http c=1',
+    'http c=16',
+    'https c=1',
+    'https c=16',
+    'https new connection each',
+  ]) {
+    lines.push(
+      `| ${scenario} | ${ratio('ours', 'mitmdump', scenario)} | ${ratio(oursWorkersName, 'mitmdump', scenario)} | ${ratio('ours', 'direct', scenario)} | ${ratio(oursWorkersName, 'direct', scenario)} |`,
+    );
   }
   const certCost = (name: string) =>
     (results[name]?.['first hit, new name']?.p50 ?? Number.NaN) -
@@ -407,10 +477,10 @@ try {
     `  (ours includes a new upstream TLS connection, pooled per SNI name, and the origin signing its own leaf for the name; mitmdump opens a new upstream connection for known names too) leaf signing + TLS context alone: ${f(signingMs)} ms per name`,
   );
   lines.push(
-    `sustained open loop via ours: ${sustained.sent} sent at ${rate}/s for ${sustainSeconds} s, ${sustained.requests} answered (${sustained.errors} errors, p99 ${f(sustained.p99)} ms), ${sustainedStored} captured → lost ${sustained.requests - sustainedStored}; last capture landed ${drainSeconds.toFixed(1)} s after the load stopped; captures written ${(stored / (sustainSeconds + drainSeconds)).toFixed(0)}/s`,
+    `sustained open loop via ${oursWorkersName}: ${sustained.sent} sent at ${rate}/s for ${sustainSeconds} s, ${sustained.requests} answered (${sustained.errors} errors, p99 ${f(sustained.p99)} ms), ${sustainedStored} captured → lost ${sustained.requests - sustainedStored}; last capture landed ${drainSeconds.toFixed(1)} s after the load stopped; captures written ${(stored / (sustainSeconds + drainSeconds)).toFixed(0)}/s`,
   );
   lines.push(
-    `breakpoints: ${resume.count} exchanges held at once, resumed one by one by REST PATCH (PostgREST) → client answered: p50 ${f(resume.fromPatch.p50)} ms, p95 ${f(resume.fromPatch.p95)} ms, max ${f(resume.fromPatch.max)} ms; from the PATCH's answer (row resumed): p50 ${f(resume.fromCommit.p50)} ms, p95 ${f(resume.fromCommit.p95)} ms, max ${f(resume.fromCommit.max)} ms; ${resume.errors} errors`,
+    `breakpoints (${oursWorkersName}): ${resume.count} exchanges held at once, resumed one by one by REST PATCH (PostgREST) → client answered: p50 ${f(resume.fromPatch.p50)} ms, p95 ${f(resume.fromPatch.p95)} ms, max ${f(resume.fromPatch.max)} ms; from the PATCH's answer (row resumed): p50 ${f(resume.fromCommit.p50)} ms, p95 ${f(resume.fromCommit.p95)} ms, max ${f(resume.fromCommit.max)} ms; ${resume.errors} errors`,
   );
   console.log(lines.join('\n'));
 } finally {

@@ -3,7 +3,7 @@
 // `cli.ts` runs it on its own with the settings from the environment (docs/proxy.md).
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -17,6 +17,8 @@ import { DEFAULT_PORTS_PER_ACCOUNT } from './devices/device-registry.ts';
 import type { RunningProxy } from './proxy-options.ts';
 import { startProxy } from './proxy-server.ts';
 import { loadOrCreateCertificateAuthority } from './tls/certificate-authority.ts';
+import type { WorkerLink } from './workers/worker-link.ts';
+import { gatherWorkerSpools, workerSpoolDir } from './workers/worker-spools.ts';
 
 export interface DaemonConfig {
   dbUrl: string;
@@ -45,6 +47,11 @@ export interface DaemonConfig {
   breakpointTimeoutMs?: number;
   /** Exchanges held at once (PROXY_BREAKPOINT_MAX_HELD, default 200). */
   breakpointMaxHeld?: number;
+  /**
+   * Processes serving traffic (PROXY_WORKERS, default `defaultWorkers()`; docs/proxy.md "Worker
+   * processes"). Only the CLI runs several: `startProxyDaemon` is always one of them.
+   */
+  workers?: number;
 }
 
 export interface RunningDaemon {
@@ -73,6 +80,15 @@ function buildable(build: (value: string) => unknown) {
       context.addIssue({ code: 'custom', message: (error as Error).message });
     }
   };
+}
+
+/**
+ * Worker processes when PROXY_WORKERS is unset: one per core but one, which is left to the
+ * kernel's packet processing, the primary and whatever else the host runs; so one process on a
+ * two-core machine, where two workers measured slower than one (docs/proxy.md "Worker processes").
+ */
+export function defaultWorkers(): number {
+  return Math.max(1, availableParallelism() - 1);
 }
 
 /** Settings from the environment; each has a local default (docs/proxy.md lists them). */
@@ -120,6 +136,7 @@ const EnvironmentConfig = z.object({
     .max(24 * 3_600_000)
     .default(DEFAULT_HOLD_TIMEOUT_MS),
   PROXY_BREAKPOINT_MAX_HELD: z.coerce.number().int().min(0).default(DEFAULT_MAX_HELD),
+  PROXY_WORKERS: z.coerce.number().int().min(1).max(256).default(defaultWorkers()),
 });
 
 export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
@@ -144,6 +161,7 @@ export function configFromEnvironment(env: NodeJS.ProcessEnv): DaemonConfig {
     allocateFailuresPerMinute: parsed.PROXY_ALLOCATE_FAILURES_PER_MINUTE,
     breakpointTimeoutMs: parsed.PROXY_BREAKPOINT_TIMEOUT_MS,
     breakpointMaxHeld: parsed.PROXY_BREAKPOINT_MAX_HELD,
+    workers: parsed.PROXY_WORKERS,
     upstreamCa: parsed.PROXY_UPSTREAM_CA_FILE
       ? [readFileSync(parsed.PROXY_UPSTREAM_CA_FILE, 'utf8')]
       : undefined,
@@ -163,10 +181,21 @@ export function proxyInstanceId(dataDir: string): string {
   return id;
 }
 
+/**
+ * One daemon process; with `worker`, one of several (workers/primary.ts) that serve the same
+ * ports: it spools to its own folder, holds breakpoints under its own instance name, and holds
+ * its share of `breakpointMaxHeld`.
+ */
 export async function startProxyDaemon(
   config: DaemonConfig,
   logger: Logger,
+  worker?: WorkerLink,
 ): Promise<RunningDaemon> {
+  const spoolDir = join(config.dataDir, 'spool');
+  // Alone, this process replays what workers of an earlier run left spooled (worker-spools.ts).
+  if (!worker) gatherWorkerSpools(spoolDir);
+  const instanceId = proxyInstanceId(config.dataDir);
+  const maxHeld = config.breakpointMaxHeld ?? DEFAULT_MAX_HELD;
   const pool = new pg.Pool({
     connectionString: config.dbUrl,
     // One connection stays LISTENing (resumes, settings, ports); breakpoint rows use the rest.
@@ -177,9 +206,10 @@ export async function startProxyDaemon(
   pool.on('error', (error) => logger.warn({ err: error }, 'device database connection lost'));
   const writer = new CaptureWriter({
     dbUrl: config.dbUrl,
-    spoolDir: join(config.dataDir, 'spool'),
+    spoolDir: worker ? workerSpoolDir(spoolDir, worker.index) : spoolDir,
     logger,
   });
+  worker?.reportCaptures(writer);
   try {
     const proxy = await startProxy({
       port: config.port,
@@ -201,11 +231,12 @@ export async function startProxyDaemon(
         portsPerAccount: config.portsPerAccount,
         allocateFailuresPerMinute: config.allocateFailuresPerMinute,
         breakpoints: {
-          instanceId: proxyInstanceId(config.dataDir),
+          instanceId: worker ? `${instanceId}#${worker.index}` : instanceId,
           holdTimeoutMs: config.breakpointTimeoutMs,
-          maxHeld: config.breakpointMaxHeld,
+          maxHeld: worker ? Math.ceil(maxHeld / worker.count) : maxHeld,
         },
       },
+      worker,
       logger,
     });
     logger.info(
@@ -218,11 +249,13 @@ export async function startProxyDaemon(
       async stop() {
         await proxy.stop();
         await writer.stop();
+        worker?.close();
         await pool.end().catch(() => undefined);
       },
     };
   } catch (error) {
     await writer.stop();
+    worker?.close();
     await pool.end().catch(() => undefined);
     throw error;
   }

@@ -3,10 +3,12 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Breakpoints } from './breakpoints/breakpoints.ts';
-import type { CaptureWriter } from './capture/capture-writer.ts';
-import type { DeviceRegistry, PortRange } from './devices/device-registry.ts';
+import type { CaptureWriter, CaptureWriterStats } from './capture/capture-writer.ts';
+import type { DeviceRegistry, LearnedDevice, PortRange } from './devices/device-registry.ts';
+import type { DeviceActivity } from './setup/device-activity.ts';
 import type { CertificateAuthority } from './tls/certificate-authority.ts';
 import type { LeafCertificateCache } from './tls/leaf-certificates.ts';
+import type { PassthroughPolicy } from './tls/passthrough-policy.ts';
 
 export interface DeviceOptions {
   /** The database devices and ports live in (queries run as service_role). */
@@ -69,7 +71,33 @@ export interface ProxyOptions {
   /** A connection or tunnel whose client sends nothing is closed after this (default 30 s). */
   firstByteTimeoutMs?: number;
   devices?: DeviceOptions;
+  /** Set in a worker process of a daemon (docs/proxy.md "Worker processes"). */
+  worker?: WorkerShare;
   logger: Logger;
+}
+
+/**
+ * What one worker process shares with its siblings (workers/worker-link.ts): the set-up pages'
+ * view of devices (any worker may serve the page, any other the phone's requests), the bindings
+ * its /allocate and set-up links make (the phone's next connection may go to any worker), the
+ * hosts learned to pass through (the client's next tunnel may go to any worker), and
+ * every worker's capture counts, summed on /health.
+ */
+export interface WorkerShare {
+  index: number;
+  count: number;
+  activity: DeviceActivity;
+  /** Resolves once the siblings have it. */
+  shareDevice(learned: LearnedDevice): Promise<void>;
+  sharePassthrough(passthrough: PassthroughPolicy): void;
+  onSiblingDevice(handler: (learned: LearnedDevice) => void): void;
+  captures(): WorkerCaptures;
+}
+
+export interface WorkerCaptures {
+  total: CaptureWriterStats;
+  /** Each worker's own counts, as it last reported them (`at`). */
+  workers: Array<CaptureWriterStats & { index: number; at: string }>;
 }
 
 export interface RunningProxy {

@@ -46,11 +46,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     ? await LeafCertificateCache.create(options.ca as CertificateAuthority)
     : null;
   const passthrough = new PassthroughPolicy(options.passthroughHosts);
+  const worker = options.worker;
+  worker?.sharePassthrough(passthrough);
   const registry = options.devices
     ? new DeviceRegistry({
         pool: options.devices.pool,
         range: options.devices.portRange,
         portsPerAccount: options.devices.portsPerAccount,
+        onLearned: worker ? (learned) => worker.shareDevice(learned) : undefined,
         logger,
       })
     : undefined;
@@ -67,7 +70,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
         })
       : undefined;
   const proxyDomain = options.devices?.proxyDomain.toLowerCase();
-  const activity = new DeviceActivity();
+  const activity = worker?.activity ?? new DeviceActivity();
 
   const upstreamContext = options.upstreamCa
     ? tls.createSecureContext({ ca: [...tls.rootCertificates, ...options.upstreamCa] })
@@ -119,6 +122,11 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   };
 
   const ensureListener = (port: number) => listeners.ensure(port);
+  // A sibling worker's /allocate or set-up link: its phone's next connection may come here.
+  worker?.onSiblingDevice((learned) => {
+    registry?.learn(learned);
+    if (learned.port !== null) ensureListener(learned.port).catch(() => undefined);
+  });
   /** The fixed ports as bound (a port 0 option becomes a real port at start). */
   const opened: { shared: number; management: number | undefined } = {
     shared: options.port,
@@ -131,6 +139,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
 
   const management: ManagementContext = {
     writer: options.writer,
+    worker,
     ca: options.ca,
     leaves,
     passthrough,

@@ -5,7 +5,6 @@
 // as proxy_restarted. Nothing stays held.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -16,6 +15,7 @@ import { REPO_ROOT } from '../../packages/stack/src/stack.ts';
 import { basicAuthorization, createUser, issueBundle } from './helpers/bundles.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
 import { type Origins, startOrigins } from './helpers/origins.ts';
+import { requestThroughProxy } from './helpers/through-proxy.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
 const OWNER = 'ad000000-0000-4000-8000-0000000d0001';
@@ -60,30 +60,10 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 /** A request through the shared port: its status and body, or the socket error's code. */
-function viaProxy(path: string): Promise<{ status?: number; body?: string; error?: string }> {
-  return new Promise((resolve) => {
-    const request = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: `http://127.0.0.1:${origins.httpPort}${path}`,
-        agent: false,
-      },
-      (response) => {
-        let body = '';
-        response.on('data', (chunk: Buffer) => {
-          body += chunk.toString();
-        });
-        response.on('end', () => resolve({ status: response.statusCode, body }));
-        response.on('error', (error: NodeJS.ErrnoException) =>
-          resolve({ error: error.code ?? error.message }),
-        );
-      },
-    );
-    request.on('error', (error: NodeJS.ErrnoException) =>
-      resolve({ error: error.code ?? error.message }),
-    );
-    request.end();
+function viaProxy(path: string) {
+  return requestThroughProxy({
+    proxyPort: port,
+    url: `http://127.0.0.1:${origins.httpPort}${path}`,
   });
 }
 

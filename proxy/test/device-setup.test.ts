@@ -26,6 +26,7 @@ import { createUser } from './helpers/bundles.ts';
 import { type CaptureDatabase, startCaptureDatabase } from './helpers/capture-database.ts';
 import { curl } from './helpers/curl.ts';
 import { LOOPBACK_DESTINATIONS, type Origins, startOrigins } from './helpers/origins.ts';
+import { watchSetupStatus } from './helpers/through-proxy.ts';
 
 const logger = pino({ level: process.env.STACK_LOG_LEVEL ?? 'silent' });
 const OWNER = 'ad000000-0000-4000-8000-00000000c001';
@@ -75,38 +76,9 @@ function get(path: string, from: string, headers: Record<string, string> = {}): 
   });
 }
 
-/** The live check's event stream, as the set-up page's EventSource reads it. */
-function watchStatus(path: string): Promise<{ events: SetupStatus[]; close(): void }> {
-  return new Promise((resolve, reject) => {
-    const events: SetupStatus[] = [];
-    const request = http.get(
-      {
-        host: LAN,
-        port: proxy.managementPort,
-        path,
-        headers: { accept: 'text/event-stream' },
-        localAddress: PHONE,
-        agent: false,
-      },
-      (response) => {
-        expect(response.headers['content-type']).toBe('text/event-stream');
-        let buffered = '';
-        response.on('data', (chunk: Buffer) => {
-          buffered += chunk.toString();
-          const messages = buffered.split('\n\n');
-          buffered = messages.pop() ?? '';
-          for (const message of messages) {
-            const data = /^data: (.*)$/m.exec(message)?.[1];
-            if (data) events.push(JSON.parse(data) as SetupStatus);
-          }
-        });
-        resolve({ events, close: () => request.destroy() });
-      },
-    );
-    request.on('error', (error) => {
-      if (!request.destroyed) reject(error);
-    });
-  });
+/** The live check's event stream from the phone, as the set-up page's EventSource reads it. */
+function watchStatus(path: string) {
+  return watchSetupStatus({ host: LAN, port: proxy.managementPort as number, path, from: PHONE });
 }
 
 /** curl from `from` through the device's port. */

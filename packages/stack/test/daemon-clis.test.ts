@@ -75,6 +75,7 @@ describe('capture-proxy settings it builds from and faults at start', () => {
     ['PROXY_ALLOWLIST', '10.0.0.0/99'],
     ['PROXY_DESTINATIONS', 'public,192.0.2.0/77'],
     ['PROXY_UPSTREAM_CA_FILE', '/no/such/ca.pem'],
+    ['PROXY_WORKERS', '0'],
   ])('names a bad %s in one line with the usage, exit 2', (name, value) => {
     const result = run(PROXY_CLI, [], { PROXY_DB_URL: NO_DATABASE, [name]: value });
     expect(result.code).toBe(2);

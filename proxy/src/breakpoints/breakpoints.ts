@@ -14,6 +14,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseEvents } from '../database-events.ts';
+import { asServiceRole } from '../service-role.ts';
 import {
   type BreakpointPattern,
   compileBreakpoints,
@@ -145,14 +146,7 @@ export class Breakpoints {
 
   /** Closes what this instance held before a restart, loads the patterns, sweeps lost rows. */
   async start(): Promise<void> {
-    const closed = await this.asService(
-      `update public.breakpoint_events set resolution = 'abort', closed_by_proxy = 'proxy_restarted'
-       where proxy_instance = $1 and resumed_at is null`,
-      [this.instanceId],
-    );
-    if (closed.rowCount) {
-      this.logger.warn({ closed: closed.rowCount }, 'closed breakpoints held before a restart');
-    }
+    await closeHoldsOfEarlierRun(this.pool, this.instanceId, this.logger);
     await this.reload();
     await this.sweep();
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
@@ -435,23 +429,27 @@ export class Breakpoints {
     return rows[0];
   }
 
-  /** As the service role, with its JWT claim (has_capability reads the claim, not the role). */
-  private async asService<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
-      await client.query(
-        `select set_config('role', 'service_role', true),
-                set_config('request.jwt.claims', '{"role":"service_role"}', true)`,
-      );
-      const result = await client.query<T>(sql, values);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  private asService<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
+    return asServiceRole<T>(this.pool, sql, values);
   }
+}
+
+/**
+ * Closes the rows an earlier run of this instance left held ('proxy_restarted'): its own, and
+ * those of its worker processes (`<instance>#<n>`; workers/primary.ts calls this before any
+ * worker starts, so a daemon run with fewer workers than before leaves none held).
+ */
+export async function closeHoldsOfEarlierRun(
+  pool: pg.Pool,
+  instanceId: string,
+  logger: Logger,
+): Promise<void> {
+  const closed = await asServiceRole(
+    pool,
+    `update public.breakpoint_events set resolution = 'abort', closed_by_proxy = 'proxy_restarted'
+     where (proxy_instance = $1 or starts_with(proxy_instance, $1 || '#')) and resumed_at is null`,
+    [instanceId],
+  );
+  if (closed.rowCount)
+    logger.warn({ closed: closed.rowCount }, 'closed breakpoints held before a restart');
 }

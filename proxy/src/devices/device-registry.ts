@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { PortSource } from '../connection-info.ts';
+import { asServiceRole } from '../service-role.ts';
 
 export interface PortRange {
   start: number;
@@ -30,6 +31,18 @@ export interface Allocation {
 export interface PortDevice {
   uuid: string;
   source: PortSource;
+}
+
+/**
+ * What an /allocate or a set-up link just bound, as this daemon's maps learned it. Worker processes
+ * pass it to their siblings (workers/worker-link.ts), so a phone's next connection is attributed
+ * whichever worker takes it, without waiting for the port-change notification and the re-read.
+ */
+export interface LearnedDevice {
+  port: number | null;
+  device: PortDevice;
+  /** The address it now has (null: none, or a farm device's, which is never used to attribute). */
+  ip: string | null;
 }
 
 interface PortRow {
@@ -90,13 +103,19 @@ export class DeviceRegistry {
   /** Ports one account may hold (allocate_device_port's per_owner_limit, counted under its lock). */
   private readonly portsPerAccount: number;
 
+  /** Told of every binding this daemon makes (worker processes pass it on). */
+  private readonly onLearned: ((learned: LearnedDevice) => Promise<void>) | undefined;
+
   constructor(options: {
     pool: pg.Pool;
     range: PortRange;
     portsPerAccount?: number;
+    /** Awaited before the binding is answered (a sibling worker learns it first). */
+    onLearned?: (learned: LearnedDevice) => Promise<void>;
     logger: Logger;
   }) {
     this.pool = options.pool;
+    this.onLearned = options.onLearned;
     this.range = options.range;
     this.portsPerAccount = options.portsPerAccount ?? DEFAULT_PORTS_PER_ACCOUNT;
     this.logger = options.logger;
@@ -120,6 +139,15 @@ export class DeviceRegistry {
     if (!ip) return undefined;
     const devices = this.devicesByIp.get(ip.replace(/^::ffff:/, ''));
     return devices?.length === 1 ? devices[0] : undefined;
+  }
+
+  /** A binding made here or by a sibling worker: kept against a refresh that read it too early. */
+  learn({ port, device, ip }: LearnedDevice): void {
+    if (port !== null) {
+      this.devicesByPort.set(port, device);
+      this.allocatedAt.set(port, { device, at: Date.now() });
+    }
+    if (ip) this.devicesByIp.set(ip, [device.uuid]);
   }
 
   async refresh(): Promise<void> {
@@ -228,11 +256,9 @@ export class DeviceRegistry {
       const row = rows[0];
       if (!row) return null;
       const device = portDevice({ device_uuid: request.uuid, farm_source: row.farm_source });
-      this.devicesByPort.set(row.port, device);
-      this.allocatedAt.set(row.port, { device, at: Date.now() });
-      if (clientIp && !row.farm_source) {
-        this.devicesByIp.set(clientIp.replace(/^::ffff:/, ''), [request.uuid]);
-      }
+      const ip = clientIp && !row.farm_source ? clientIp.replace(/^::ffff:/, '') : null;
+      this.learn({ port: row.port, device, ip });
+      await this.onLearned?.({ port: row.port, device, ip });
       return { port: row.port, ownerUserId: row.owner_user_id, created: row.created };
     } catch (error) {
       const known = ALLOCATION_ERRORS[(error as { code?: string }).code ?? ''];
@@ -293,12 +319,13 @@ export class DeviceRegistry {
       );
       const device = rows[0];
       if (!device) return null;
-      if (device.port !== null) {
-        const portDevice: PortDevice = { uuid: device.uuid, source: 'pac' };
-        this.devicesByPort.set(device.port, portDevice);
-        this.allocatedAt.set(device.port, { device: portDevice, at: Date.now() });
-      }
-      if (address) this.devicesByIp.set(address, [device.uuid]);
+      const learned = {
+        port: device.port,
+        device: { uuid: device.uuid, source: 'pac' },
+        ip: address,
+      } as const;
+      this.learn(learned);
+      await this.onLearned?.(learned);
       return device;
     } catch (error) {
       const known = ALLOCATION_ERRORS[(error as { code?: string }).code ?? ''];
@@ -342,19 +369,7 @@ export class DeviceRegistry {
     await this.asService('select private.release_device_port($1, $2)', [deviceUuid, port]);
   }
 
-  private async asService<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
-      await client.query('set local role service_role');
-      const result = await client.query<T>(sql, values);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  private asService<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
+    return asServiceRole<T>(this.pool, sql, values);
   }
 }

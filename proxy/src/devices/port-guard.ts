@@ -11,6 +11,7 @@
 // captured as the farm's (source cdp or farm).
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { asServiceRole } from '../service-role.ts';
 import { bundleCredentials } from './bundle-credentials.ts';
 
 /** Bindings and verified credentials are re-read after this long (a revoked bundle, a rebind). */
@@ -125,20 +126,7 @@ export class PortGuard {
     return owner;
   }
 
-  /** As the device registry does: the proxy's queries run as service_role, whoever connects. */
-  private async asService<T extends pg.QueryResultRow>(sql: string, values: unknown[]) {
-    const client = await this.pool.connect();
-    try {
-      await client.query('begin');
-      await client.query('set local role service_role');
-      const result = await client.query<T>(sql, values);
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+  private asService<T extends pg.QueryResultRow>(sql: string, values: unknown[] = []) {
+    return asServiceRole<T>(this.pool, sql, values);
   }
 }

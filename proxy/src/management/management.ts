@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CaptureWriter } from '../capture/capture-writer.ts';
 import { type AllocateContext, handleAllocate } from '../devices/allocate.ts';
 import { PAC_CONTENT_TYPE, PAC_PATHS, pacBody, pacSubdomain } from '../devices/pac.ts';
+import type { WorkerShare } from '../proxy-options.ts';
 import { type SetupClient, type SetupRoutesContext, serveSetup } from '../setup/setup-routes.ts';
 import type { CertificateAuthority } from '../tls/certificate-authority.ts';
 import type { LeafCertificateCache } from '../tls/leaf-certificates.ts';
@@ -13,6 +14,8 @@ import type { PassthroughPolicy } from '../tls/passthrough-policy.ts';
 
 export interface ManagementContext {
   writer: CaptureWriter;
+  /** In a worker process: every worker's captures, summed (the writer holds this one's). */
+  worker: WorkerShare | undefined;
   ca: CertificateAuthority | undefined;
   leaves: LeafCertificateCache | null;
   passthrough: PassthroughPolicy;
@@ -28,6 +31,13 @@ function sendJson(response: ServerResponse, status: number, body: object): void 
 
 function notFound(response: ServerResponse, what: string): void {
   sendJson(response, 404, { error: 'not_found', message: what });
+}
+
+/** /health's captures: this daemon's, summed over its worker processes when it has them. */
+function capturesOf(context: ManagementContext): object {
+  if (!context.worker) return { captures: context.writer.stats() };
+  const { total, workers } = context.worker.captures();
+  return { captures: total, workers };
 }
 
 /** `hostHeader`: the Host the request named (absolute-form authority or Host header). */
@@ -50,7 +60,7 @@ export async function serveManagement(
     case '/health':
       sendJson(response, 200, {
         status: 'ok',
-        captures: context.writer.stats(),
+        ...capturesOf(context),
         listeners: context.listeningPorts(),
         certificates: { issued: context.leaves?.issued ?? 0 },
         // A count only: the pairs are client addresses and the hosts they visited.

@@ -3,7 +3,9 @@
 // connection, and what is missing when a request fails for lack of trust in the CA (the client
 // refused our leaf). Fed by every capture the proxy delivers and by the set-up page's own requests
 // through a device port; kept in memory for the devices someone is watching or saw lately, so a
-// daemon holds no more than a few entries per device being set up. A deployment with several proxy
+// daemon holds no more than a few entries per device being set up. The worker processes of one
+// daemon share what they see (workers/worker-link.ts relays each change, throttled): the page and
+// the phone's requests are rarely served by the same worker. A deployment with several proxy
 // daemons sees on each page what the daemon serving it saw: a phone set up on the LAN uses one
 // proxy.
 import { EventEmitter } from 'node:events';
@@ -24,6 +26,11 @@ const NOTHING_SEEN: DeviceSetupStatus = {
 
 /** Entries kept at most; the oldest go first (a device watched again starts from its captures). */
 const MAX_DEVICES = 2_000;
+/** A change that only moves `lastSeenAt` reaches sibling workers at most this often per device. */
+const RELAY_SEEN_EVERY_MS = 1_000;
+
+/** Where a worker sends its own changes, for its siblings to `adopt`. */
+export type ActivityRelay = (device: string, status: DeviceSetupStatus) => void;
 
 interface CapturePayload {
   attribution?: { rule?: string; device_uuid?: string | null };
@@ -34,6 +41,13 @@ interface CapturePayload {
 export class DeviceActivity {
   private readonly states = new Map<string, DeviceSetupStatus>();
   private readonly changes = new EventEmitter().setMaxListeners(0);
+  private readonly relay: ActivityRelay | undefined;
+  /** When each device's state was last relayed (only while a relay is set). */
+  private readonly relayedAt = new Map<string, number>();
+
+  constructor(relay?: ActivityRelay) {
+    this.relay = relay;
+  }
 
   /** A capture on its way to the database: who it came from and how. */
   observe(capture: Capture): void {
@@ -77,8 +91,40 @@ export class DeviceActivity {
     return () => this.changes.off(device, listener);
   }
 
+  /** A sibling worker's change: taken as it is, and not relayed again. */
+  adopt(device: string, status: DeviceSetupStatus): void {
+    this.store(device, status);
+  }
+
   private update(device: string, change: Partial<DeviceSetupStatus>): void {
-    const next = { ...this.status(device), ...change };
+    const previous = this.status(device);
+    const next = { ...previous, ...change };
+    this.store(device, next);
+    if (this.relay && this.worthRelaying(device, previous, next)) this.relay(device, next);
+  }
+
+  /** Every change but a newer `lastSeenAt` goes at once; that one at most once a second. */
+  private worthRelaying(
+    device: string,
+    previous: DeviceSetupStatus,
+    next: DeviceSetupStatus,
+  ): boolean {
+    const now = Date.now();
+    const onlyLater =
+      previous.seen === next.seen &&
+      previous.connection === next.connection &&
+      previous.listener === next.listener &&
+      previous.caProblem === next.caProblem;
+    if (onlyLater && now - (this.relayedAt.get(device) ?? 0) < RELAY_SEEN_EVERY_MS) return false;
+    this.relayedAt.delete(device);
+    this.relayedAt.set(device, now);
+    if (this.relayedAt.size > MAX_DEVICES) {
+      this.relayedAt.delete(this.relayedAt.keys().next().value as string);
+    }
+    return true;
+  }
+
+  private store(device: string, next: DeviceSetupStatus): void {
     this.states.delete(device);
     this.states.set(device, next);
     if (this.states.size > MAX_DEVICES) {

@@ -3,8 +3,16 @@
 // (`pinned.example`, `*.apple.com`, like mitmproxy's ignore_hosts and Charles's exclude locations),
 // and hosts learned at run time because a client refused our certificate (the automatic fail-open
 // users ask for: mitmproxy#8075, #8083). Learning is per client address and host, so one device
-// without the CA installed does not turn interception off for everyone; it is per process and
-// expires, so a client that later installs the CA is intercepted again.
+// without the CA installed does not turn interception off for everyone; it is per daemon (its
+// worker processes pass each pair to the others, workers/worker-link.ts) and expires, so a client
+// that later installs the CA is intercepted again.
+
+/** A pair learned here, for sibling worker processes to `adopt`. */
+export interface LearnedPassthrough {
+  host: string;
+  client: string | null;
+  detail: string;
+}
 
 export interface PassthroughDecision {
   reason: 'configured' | 'handshake_failed';
@@ -28,6 +36,7 @@ export class PassthroughPolicy {
   private readonly configured: Array<{ pattern: string; matches: (host: string) => boolean }>;
   private readonly learned = new Map<string, { detail: string; until: number }>();
   private readonly now: () => number;
+  private relay: ((learned: LearnedPassthrough) => void) | undefined;
 
   constructor(patterns: string[] = [], now: () => number = Date.now) {
     this.configured = patterns
@@ -49,8 +58,19 @@ export class PassthroughPolicy {
     return null;
   }
 
+  /** Every pair learned from now on also goes to `relay` (a worker's siblings). */
+  relayTo(relay: (learned: LearnedPassthrough) => void): void {
+    this.relay = relay;
+  }
+
   /** `client` refused our certificate for `host`: pass its next tunnels there through. */
   learn(host: string, client: string | null, detail: string): void {
+    this.adopt({ host, client, detail });
+    this.relay?.({ host, client, detail });
+  }
+
+  /** A pair a sibling worker learned: kept as if learned here, and not relayed again. */
+  adopt({ host, client, detail }: LearnedPassthrough): void {
     const key = `${client ?? '?'} ${host.toLowerCase()}`;
     this.learned.delete(key);
     this.learned.set(key, { detail, until: this.now() + LEARNED_TTL_MS });
