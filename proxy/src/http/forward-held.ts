@@ -30,6 +30,7 @@ import { forwardToHttp1Origin } from './forward-http1.ts';
 import { forwardToHttp2Origin } from './forward-http2.ts';
 import { headerPairs } from './raw-headers.ts';
 import { readHeldBody } from './read-held-body.ts';
+import { upstreamServername } from './request-upstream.ts';
 
 export async function forwardHeld(
   request: ClientRequest,
@@ -168,7 +169,7 @@ export async function forwardHeld(
       .session({
         host: hostname,
         port: Number(held.url.port || 443),
-        servername: info.tls?.sni ?? hostname,
+        servername: upstreamServername(info.tls?.sni, hostname),
       })
       .catch(() => undefined);
     if (session) {

@@ -11,6 +11,7 @@ import type { ClientRequest, ClientResponse, ForwardContext } from './forward-co
 import { forwardHeld } from './forward-held.ts';
 import { forwardToHttp1Origin } from './forward-http1.ts';
 import { forwardToHttp2Origin } from './forward-http2.ts';
+import { upstreamServername } from './request-upstream.ts';
 
 export function forwardHttp(
   request: ClientRequest,
@@ -44,31 +45,33 @@ export function forwardHttp(
   if (origins && request.httpVersionMajor === 2 && target.protocol === 'https:') {
     const hostname = target.hostname.replace(/^\[|\]$/g, '');
     const port = Number(target.port || 443);
-    origins.session({ host: hostname, port, servername: info.tls?.sni ?? hostname }).then(
-      (session) => {
-        if (session) {
-          forwardToHttp2Origin(
-            request as Http2ServerRequest,
-            response as Http2ServerResponse,
-            target,
-            info,
-            context,
-            session,
-          );
-        } else {
+    origins
+      .session({ host: hostname, port, servername: upstreamServername(info.tls?.sni, hostname) })
+      .then(
+        (session) => {
+          if (session) {
+            forwardToHttp2Origin(
+              request as Http2ServerRequest,
+              response as Http2ServerResponse,
+              target,
+              info,
+              context,
+              session,
+            );
+          } else {
+            forwardToHttp1Origin(request, response, target, info, context, {
+              requestId: randomUUID(),
+              records: [],
+            });
+          }
+        },
+        // Unreachable over TLS at all: the HTTP/1.1 path answers 502 and captures why.
+        () =>
           forwardToHttp1Origin(request, response, target, info, context, {
             requestId: randomUUID(),
             records: [],
-          });
-        }
-      },
-      // Unreachable over TLS at all: the HTTP/1.1 path answers 502 and captures why.
-      () =>
-        forwardToHttp1Origin(request, response, target, info, context, {
-          requestId: randomUUID(),
-          records: [],
-        }),
-    );
+          }),
+      );
     return;
   }
   forwardToHttp1Origin(request, response, target, info, context, {

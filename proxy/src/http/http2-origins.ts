@@ -17,7 +17,8 @@ const CONNECT_TIMEOUT_MS = 15_000;
 export interface OriginKey {
   host: string;
   port: number;
-  servername: string;
+  /** None for an origin reached by address (request-upstream.ts, upstreamServername). */
+  servername: string | undefined;
 }
 
 type Entry =
@@ -43,7 +44,7 @@ export class Http2Origins {
 
   /** The origin's HTTP/2 session, or null when it speaks HTTP/1.1 only. Rejects when unreachable. */
   session(origin: OriginKey): Promise<ClientHttp2Session | null> {
-    const key = `${origin.host}|${origin.port}|${origin.servername}`;
+    const key = `${origin.host}|${origin.port}|${origin.servername ?? ''}`;
     const entry = this.entries.get(key);
     if (entry?.kind === 'h2' && !entry.session.closed && !entry.session.destroyed) {
       return Promise.resolve(entry.session);

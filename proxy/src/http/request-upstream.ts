@@ -4,6 +4,7 @@
 import http from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import https from 'node:https';
+import { isIP } from 'node:net';
 import type { ConnectionInfo } from '../connection-info.ts';
 import type { ClientRequest, ForwardContext, HeldRequest } from './forward-context.ts';
 import { forwardedHeaders } from './raw-headers.ts';
@@ -57,9 +58,22 @@ export function requestUpstream(
     ? https.request({
         ...options,
         agent: context.httpsAgent,
-        servername: info.tls?.sni ?? hostname,
+        servername: upstreamServername(info.tls?.sni, hostname),
       })
     : http.request({ ...options, agent: context.agent });
+}
+
+/**
+ * The SNI name sent to the origin: the name the client asked for, else the target's host; never an
+ * IP address (RFC 6066 §3 allows host names only, and Node deprecates it, DEP0123), so an origin
+ * reached by address gets no SNI and its certificate is checked against the address.
+ */
+export function upstreamServername(
+  sni: string | null | undefined,
+  hostname: string,
+): string | undefined {
+  const name = sni ?? hostname;
+  return isIP(name) ? undefined : name;
 }
 
 function hasBody(request: ClientRequest): boolean {

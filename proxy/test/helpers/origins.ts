@@ -102,7 +102,9 @@ export async function startOrigins(httpsHosts: string[]): Promise<Origins> {
   const httpPort = await listen(withWebSocket(http.createServer(handler(hits))), 0, '127.0.0.1');
   let httpsPort = 0;
   for (const host of httpsHosts) {
-    const leaf = await leaves.contextFor(host === '127.0.0.1' ? 'localhost' : host);
+    // Without SNI (a client reaching it by address sends none, RFC 6066 §3) it answers with a
+    // certificate for its own address, as a server reached by address must.
+    const leaf = await leaves.contextFor(host);
     const server = https.createServer(
       {
         key: leaf.keyPem,
