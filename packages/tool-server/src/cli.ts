@@ -81,6 +81,10 @@ const Environment = z.object({
     .int()
     .optional()
     .describe('of those, at most this many for searches (default 3)'),
+  TOOL_SERVER_APPROVALS_IN_CLIENT: z
+    .enum(['on', 'off'])
+    .optional()
+    .describe('farm approvals also by elicitation in the client (default on; off: dashboard only)'),
 });
 
 const USAGE = `Usage: node packages/tool-server/src/cli.ts [--help]
@@ -146,6 +150,10 @@ const server = await startToolServer(
       poolSize: environment.TOOL_SERVER_TOOL_POOL_SIZE,
       searchSlots: environment.TOOL_SERVER_TOOL_SEARCH_SLOTS,
     },
+    approvalsInClient:
+      environment.TOOL_SERVER_APPROVALS_IN_CLIENT === undefined
+        ? undefined
+        : environment.TOOL_SERVER_APPROVALS_IN_CLIENT === 'on',
   },
   logger,
 ).catch((error: unknown) => {

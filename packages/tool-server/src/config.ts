@@ -123,6 +123,12 @@ export const ToolServerConfigSchema = z.object({
   toolCalls: ToolCallsConfigSchema.default(ToolCallsConfigSchema.parse({})),
   /** The farm tools (docs/farm.md): off unless a farm host is configured. */
   farm: FarmConfigSchema.default(FarmConfigSchema.parse({ enabled: false })),
+  /**
+   * A destructive farm call may be approved in the client, through MCP elicitation, when the
+   * client declares it (docs/farm.md "Gating"). Off: only from a dashboard session, whatever the
+   * client declares, since an agent that runs its own MCP client can answer for its user.
+   */
+  approvalsInClient: z.boolean().default(true),
   androidSetup: AndroidSetupConfigSchema.optional(),
   /** serverInfo.version: the build number, advancing on every deploy (001 §9). */
   buildNumber: z.string().min(1).default('0'),

@@ -66,6 +66,7 @@ export async function startToolServer(
   const mcp = createMcpEndpoint({
     buildNumber: config.buildNumber,
     logger,
+    approvalsInClient: config.approvalsInClient,
     toolCallFor: (caller, accessToken) => ({
       caller,
       asCaller: (work, lane) => toolDb.asCaller(caller.claims, work, lane),

@@ -23,6 +23,8 @@ import { currentWidgets, WIDGET_MIME_TYPE, widgetForUri } from './widgets.ts';
 export interface McpEndpointOptions {
   buildNumber: string;
   logger: Logger;
+  /** Farm approvals may be asked in the client by elicitation (config `approvalsInClient`). */
+  approvalsInClient: boolean;
   /** What a tool call may use, for this caller and the bearer token they came with. */
   toolCallFor(caller: CallerProfile, accessToken: string): ToolCall;
 }
@@ -60,8 +62,10 @@ function buildServer(
     try {
       return await callTool(request.params.name, request.params.arguments, call, options.logger, {
         // Only on 2026-07-28 requests (their envelope declares the client's capabilities): a
-        // stateless 2025-era request has no way to carry the user's answer back.
+        // stateless 2025-era request has no way to carry the user's answer back. Never where the
+        // deployment takes approvals from the dashboard alone.
         supported:
+          options.approvalsInClient &&
           context.mcpReq.envelope !== undefined &&
           server.getClientCapabilities()?.elicitation !== undefined,
         responses: context.mcpReq.inputResponses,
