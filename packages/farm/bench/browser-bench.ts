@@ -16,6 +16,7 @@ import { parseBenchArgs } from '../../../bench/bench-cli.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { mintAccessToken } from '../../tool-server/bench/bench-tokens.ts';
+import { postToolCall, toolCallMessageOf } from '../../tool-server/bench/mcp-post.ts';
 import { CallerProfiles } from '../../tool-server/src/mcp/caller-profile.ts';
 import { createDatabase } from '../../tool-server/src/store/database.ts';
 import type { ActingCaller } from '../src/acting-caller.ts';
@@ -73,34 +74,12 @@ async function measure(
   return { name, p50: percentile(times, 50), p95: percentile(times, 95) };
 }
 
-/** One JSON-RPC tools/call of browser_cdp; fails unless the tool answered. */
+/** One tools/call of browser_cdp; fails unless the tool answered. */
 async function browserCall(url: string, token: string, args: Record<string, unknown>) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'browser_cdp', arguments: args },
-    }),
-  });
-  const text = await response.text();
-  const json = text.startsWith('event:') ? (/^data: (.*)$/m.exec(text)?.[1] ?? '') : text;
-  const body = JSON.parse(json) as {
-    result?: {
-      isError?: boolean;
-      structuredContent?: Record<string, unknown>;
-      content?: Array<{ type: string }>;
-    };
-  };
-  if (!body.result || body.result.isError) throw new Error(`browser_cdp failed: ${text}`);
-  return body.result;
+  const text = await (await postToolCall(url, token, 'browser_cdp', args)).text();
+  const { result } = toolCallMessageOf(text);
+  if (!result || result.isError) throw new Error(`browser_cdp failed: ${text}`);
+  return result;
 }
 
 const page =

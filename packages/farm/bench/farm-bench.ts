@@ -15,6 +15,7 @@ import { parseBenchArgs } from '../../../bench/bench-cli.ts';
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { mintAccessToken } from '../../tool-server/bench/bench-tokens.ts';
+import { postToolCall, toolCallMessageOf } from '../../tool-server/bench/mcp-post.ts';
 import { FarmConfigSchema } from '../src/farm-config.ts';
 import { ShellSandbox } from '../src/shell/shell-sandbox.ts';
 
@@ -84,30 +85,12 @@ function bareBwrap(): Promise<void> {
   });
 }
 
-/** One JSON-RPC tools/call as a 2025-era client posts it; fails unless the tool answered. */
+/** One tools/call of farm_run_shell; fails unless the tool answered. */
 async function toolCall(url: string, token: string, args: Record<string, unknown>) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'farm_run_shell', arguments: args },
-    }),
-  });
-  const text = await response.text();
-  const json = text.startsWith('event:') ? (/^data: (.*)$/m.exec(text)?.[1] ?? '') : text;
-  const body = JSON.parse(json) as {
-    result?: { isError?: boolean; structuredContent?: Record<string, unknown> };
-  };
-  if (!body.result || body.result.isError) throw new Error(`farm_run_shell failed: ${text}`);
-  return body.result.structuredContent ?? {};
+  const text = await (await postToolCall(url, token, 'farm_run_shell', args)).text();
+  const { result } = toolCallMessageOf(text);
+  if (!result || result.isError) throw new Error(`farm_run_shell failed: ${text}`);
+  return result.structuredContent ?? {};
 }
 
 /** The person's dashboard session (the demo admin's password sign-in). */

@@ -21,6 +21,7 @@ import { startStack } from '../../stack/src/index.ts';
 import { findFreePort } from '../../stack/src/ports.ts';
 import { startToolServer } from '../src/index.ts';
 import { mintAccessToken } from './bench-tokens.ts';
+import { postToolCall, toolCallFailed } from './mcp-post.ts';
 
 const { values } = parseBenchArgs({
   name: 'bench:fair-use',
@@ -88,13 +89,7 @@ interface FloodOrder {
 function outcomeOf(status: number, body: string): Outcome {
   if (status === 429) return 'refused';
   if (status !== 200) return 'failed';
-  const json = body.startsWith('event:') ? (/^data: (.*)$/m.exec(body)?.[1] ?? '') : body;
-  try {
-    const parsed = JSON.parse(json) as { error?: unknown; result?: { isError?: boolean } };
-    return parsed.error !== undefined || parsed.result?.isError === true ? 'failed' : 'ok';
-  } catch {
-    return 'failed';
-  }
+  return toolCallFailed(body) ? 'failed' : 'ok';
 }
 
 async function timed(request: () => Promise<Response>): Promise<Timed> {
@@ -108,25 +103,8 @@ async function timed(request: () => Promise<Response>): Promise<Timed> {
   }
 }
 
-let rpcId = 0;
-
 function toolCall(base: string, token: string, name: string, args: object) {
-  return () =>
-    fetch(`${base}/`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: ++rpcId,
-        method: 'tools/call',
-        params: { name, arguments: args },
-      }),
-    });
+  return () => postToolCall(`${base}/`, token, name, args);
 }
 
 function restCall(apiUrl: string, token: string, fn: string, args: object) {

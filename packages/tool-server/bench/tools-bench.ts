@@ -14,6 +14,7 @@ import { GENERATED_CAPTURE_FLAGS, prepareBenchEntries } from '../../../bench/ent
 import { percentile } from '../../../bench/percentile.ts';
 import { startStack } from '../../stack/src/index.ts';
 import { mintAccessToken } from './bench-tokens.ts';
+import { postToolCall, toolCallFailed } from './mcp-post.ts';
 
 const { values } = parseBenchArgs({
   name: 'bench:tools',
@@ -47,24 +48,13 @@ const concurrency = Number(values.concurrency);
 
 type Call = () => Promise<Response>;
 
-/** Whether a body is a failure: a JSON-RPC error or a tool error (SSE or JSON), or not JSON. */
-function failed(body: string): boolean {
-  const json = body.startsWith('event:') ? (/^data: (.*)$/m.exec(body)?.[1] ?? '') : body;
-  try {
-    const parsed = JSON.parse(json) as { error?: unknown; result?: { isError?: boolean } };
-    return parsed.error !== undefined || parsed.result?.isError === true;
-  } catch {
-    return true;
-  }
-}
-
 /** One call, its body read and checked: a failed call is counted, never timed as a success. */
 async function timed(call: Call): Promise<{ ms: number; ok: boolean; detail: string }> {
   const started = performance.now();
   const response = await call();
   const body = await response.text();
   const ms = performance.now() - started;
-  const ok = response.ok && !failed(body);
+  const ok = response.ok && !toolCallFailed(body);
   return { ms, ok, detail: ok ? '' : `${response.status} ${body.slice(0, 160)}` };
 }
 
@@ -155,25 +145,10 @@ try {
       [actor.id],
     );
     const device = rows[0]?.uuid as string;
-    let id = 0;
     const tool =
       (name: string, args: object): Call =>
       () =>
-        fetch(`${stack.mcpUrl}/`, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${actor.token}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2025-11-25',
-          },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: ++id,
-            method: 'tools/call',
-            params: { name, arguments: args },
-          }),
-        });
+        postToolCall(`${stack.mcpUrl}/`, actor.token, name, args);
     const rest =
       (name: string, args: object): Call =>
       () =>
