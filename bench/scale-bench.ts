@@ -1,16 +1,18 @@
 // How the captures' costs grow with the table: one stack, the same 50 devices and 26 weeks filled
-// to each size in turn (1M, then 10M: ten times as many captures per week), and at each size
-// p50/p95 of the reads the dashboard and the tools make through the gateway and PostgREST, the
-// proxy's capture ingest (its own CaptureWriter) with a loss check, and at the last size the
-// retention job dropping the oldest week while ingest and reads go on.
+// to each size in turn from empty and in capture order (1M, then 10M: ten times as many captures
+// per week), and at each size p50/p95 of the reads the dashboard and the tools make through the
+// gateway and PostgREST (the rare searches also with step 2 as it was, the anchor), the proxy's
+// capture ingest (its own CaptureWriter) with a loss check, and at the last size the retention
+// job dropping the oldest week while ingest and reads go on.
 // Run: npm run bench:scale -- [--sizes 1000000,10000000] [--runs 40]
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import pg from 'pg';
 import pino from 'pino';
 import { startStack } from '../packages/stack/src/index.ts';
+import { REPO_ROOT } from '../packages/stack/src/stack.ts';
 import { parseBenchArgs } from './bench-cli.ts';
 import { createBenchDevices, insertBenchEntries } from './entries-generator.ts';
 import { measureDeployCosts } from './scale-deploy.ts';
@@ -62,8 +64,19 @@ const { values } = parseBenchArgs({
       description: 'captures written through the CaptureWriter at each size',
       default: '50000',
     },
+    phases: {
+      type: 'string',
+      value: 'LIST',
+      description: `what to measure besides the reads: ingest, deploy (schema changes at the last
+        size), retention (at the last size), comma-separated`,
+      default: 'ingest,deploy,retention',
+    },
   },
 });
+/** The migrations whose step 2 of a search the rare-search rows compare. */
+const EVERY_WEEK_MIGRATION = '20261125101200_create_inspect_entries_rpc.sql';
+const NEWEST_WEEKS_MIGRATION = '20261128131000_search_newest_weeks_first.sql';
+
 const sizes = values.sizes.split(',').map(Number);
 if (sizes.some((size, index) => !Number.isInteger(size) || size <= (sizes[index - 1] ?? 0))) {
   throw new Error('--sizes: whole numbers, ascending');
@@ -71,6 +84,10 @@ if (sizes.some((size, index) => !Number.isInteger(size) || size <= (sizes[index 
 const weeks = Number(values.weeks);
 const runs = Number(values.runs);
 const ingestCaptures = Number(values['ingest-captures']);
+const phases = new Set(values.phases.split(',').filter(Boolean));
+for (const phase of phases) {
+  if (!['ingest', 'deploy', 'retention'].includes(phase)) throw new Error(`--phases: no ${phase}`);
+}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-scale-'));
 const stack = await startStack({
@@ -196,23 +213,37 @@ try {
   readCases.push({ name: 'get_stats', actor: 'admin', rpc: 'get_stats', args: {} });
 
   const readTimings = new Map<string, Timing[]>();
+  async function timeReadCase(readCase: ReadCase, size: number) {
+    const args = typeof readCase.args === 'function' ? await readCase.args() : readCase.args;
+    const timing = await timeCalls(async () => {
+      await callRpc(readCase.actor, readCase.rpc, args, readCase.select);
+    }, runs);
+    const key = `${readCase.actor}: ${readCase.name}`;
+    readTimings.set(key, [...(readTimings.get(key) ?? []), timing]);
+    process.stderr.write(`${size} ${key}: ${timingCell(timing)}\n`);
+  }
   const ingestRows: string[] = [];
-  const emptyIngest = await measureIngest(stack.dbUrl, db, {
-    captures: ingestCaptures,
-    deviceUuids,
-    label: 'empty',
-  });
-  ingestRows.push(emptyIngest.row);
-  process.stderr.write(`${emptyIngest.row}\n`);
+  if (phases.has('ingest')) {
+    const emptyIngest = await measureIngest(stack.dbUrl, db, {
+      captures: ingestCaptures,
+      deviceUuids,
+      label: 'empty',
+    });
+    ingestRows.push(emptyIngest.row);
+    process.stderr.write(`${emptyIngest.row}\n`);
+  }
   let present = 0;
   const generation: string[] = [];
   for (const size of sizes) {
     const started = performance.now();
+    // Each size from empty, in capture order: ids then follow time, as the proxy writes them
+    // (growing the table instead would back-fill every past week, which looks like one large
+    // import to a search that trusts ids to follow time).
+    await emptyEntries(db);
     await insertBenchEntries(db, deviceUuids, {
-      entries: size - present,
+      entries: size,
       weeks,
-      onProgress: (inserted) =>
-        process.stderr.write(`\rgenerating ${present + inserted}/${size} entries`),
+      onProgress: (inserted) => process.stderr.write(`\rgenerating ${inserted}/${size} entries`),
     });
     process.stderr.write('\n');
     present = size;
@@ -231,28 +262,35 @@ try {
     );
     process.stderr.write(`${generation.at(-1)}\n`);
     for (const readCase of readCases) {
-      const args = typeof readCase.args === 'function' ? await readCase.args() : readCase.args;
-      const timing = await timeCalls(async () => {
-        await callRpc(readCase.actor, readCase.rpc, args, readCase.select);
-      }, runs);
-      const key = `${readCase.actor}: ${readCase.name}`;
-      readTimings.set(key, [...(readTimings.get(key) ?? []), timing]);
-      process.stderr.write(`${size} ${key}: ${timingCell(timing)}\n`);
+      await timeReadCase(readCase, size);
     }
-    const ingest = await measureIngest(stack.dbUrl, db, {
-      captures: ingestCaptures,
-      deviceUuids,
-      label: size.toLocaleString('en'),
-    });
-    ingestRows.push(ingest.row);
-    process.stderr.write(`${ingest.row}\n`);
+    // The anchor in the same run, on the same data: the rare searches again with step 2 as it
+    // was before 20261128131000 (every week's matches collected), then the current one back.
+    await db.query(pageSqlOf(EVERY_WEEK_MIGRATION));
+    for (const readCase of readCases.filter((one) => one.name.includes('(rare)'))) {
+      await timeReadCase({ ...readCase, name: `${readCase.name}, every week (anchor)` }, size);
+    }
+    await db.query(pageSqlOf(NEWEST_WEEKS_MIGRATION));
+    if (phases.has('ingest')) {
+      const ingest = await measureIngest(stack.dbUrl, db, {
+        captures: ingestCaptures,
+        deviceUuids,
+        label: size.toLocaleString('en'),
+      });
+      ingestRows.push(ingest.row);
+      process.stderr.write(`${ingest.row}\n`);
+    }
   }
-  const deployCosts = await measureDeployCosts(db, { rewrite: values.rewrite === 'yes' });
-  const retention = await measureRetentionUnderLoad(stack.dbUrl, db, {
-    deviceUuids,
-    weeks,
-    read: () => callRpc('member', 'entries_filtered_list', { lim: 50 }, LIST_SELECT),
-  });
+  const deployCosts = phases.has('deploy')
+    ? await measureDeployCosts(db, { rewrite: values.rewrite === 'yes' })
+    : [];
+  const retention = phases.has('retention')
+    ? await measureRetentionUnderLoad(stack.dbUrl, db, {
+        deviceUuids,
+        weeks,
+        read: () => callRpc('member', 'entries_filtered_list', { lim: 50 }, LIST_SELECT),
+      })
+    : [];
 
   console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}`);
   console.log(
@@ -271,22 +309,50 @@ try {
     console.log(`| ${key} | ${timings.map((t) => timingCell(t)).join(' | ')} | ${growth} |`);
   }
   console.log('');
-  console.log('| ingest at | captures/s | stored / sent | batch p50 / p95 / max ms |');
-  console.log('|---|---|---|---|');
-  for (const row of ingestRows) console.log(row);
-  console.log('');
-  console.log(
-    `| change to entries at ${present.toLocaleString('en')} captures | seconds | blocks |`,
-  );
-  console.log('|---|---|---|');
-  for (const line of deployCosts) console.log(line);
-  console.log('');
-  console.log(`retention at ${present.toLocaleString('en')} captures, dropping the oldest week:`);
-  for (const line of retention) console.log(line);
+  if (ingestRows.length > 0) {
+    console.log('| ingest at | captures/s | stored / sent | batch p50 / p95 / max ms |');
+    console.log('|---|---|---|---|');
+    for (const row of ingestRows) console.log(row);
+    console.log('');
+  }
+  if (deployCosts.length > 0) {
+    console.log(
+      `| change to entries at ${present.toLocaleString('en')} captures | seconds | blocks |`,
+    );
+    console.log('|---|---|---|');
+    for (const line of deployCosts) console.log(line);
+    console.log('');
+  }
+  if (retention.length > 0) {
+    console.log(`retention at ${present.toLocaleString('en')} captures, dropping the oldest week:`);
+    for (const line of retention) console.log(line);
+  }
 } finally {
   await db.end();
   await stack.stop();
   rmSync(dataDir, { recursive: true, force: true });
+}
+
+/** The `private.entries_page_sql` definition in a migration, as one statement. */
+function pageSqlOf(migration: string): string {
+  const text = readFileSync(join(REPO_ROOT, 'supabase', 'migrations', migration), 'utf8');
+  const start = text.search(/create (or replace )?function private\.entries_page_sql\(/);
+  const end = text.indexOf('$$;', start);
+  if (start < 0 || end < 0) throw new Error(`no entries_page_sql in ${migration}`);
+  return text.slice(start, end + 3).replace(/^create function/, 'create or replace function');
+}
+
+/**
+ * No captures, and the running counts that the statement triggers keep (service stats) back at
+ * zero: TRUNCATE fires no delete trigger. Cascade: workspace and tag rows reference captures
+ * (the bench makes none).
+ */
+async function emptyEntries(client: pg.Client): Promise<void> {
+  await client.query(
+    `truncate public.entries, private.entry_count_deltas, private.entry_counts_minutely,
+       private.entry_counts_hourly cascade;
+     update private.entry_totals set entries = 0`,
+  );
 }
 
 /**
