@@ -209,7 +209,6 @@ export async function startProxyDaemon(
     spoolDir: worker ? workerSpoolDir(spoolDir, worker.index) : spoolDir,
     logger,
   });
-  worker?.reportCaptures(writer);
   try {
     const proxy = await startProxy({
       port: config.port,

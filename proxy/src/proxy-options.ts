@@ -96,8 +96,8 @@ export interface WorkerShare {
 
 export interface WorkerCaptures {
   total: CaptureWriterStats;
-  /** Each worker's own counts, as it last reported them (`at`). */
-  workers: Array<CaptureWriterStats & { index: number; at: string }>;
+  /** Each worker's own counts, as it last reported them (`at`), with its process id. */
+  workers: Array<CaptureWriterStats & { index: number; pid: number; at: string }>;
 }
 
 export interface RunningProxy {

@@ -41,7 +41,7 @@ let devicePort: number;
 
 interface Health {
   captures: { written: number; queued: number; spooled: number };
-  workers: Array<{ index: number; written: number }>;
+  workers: Array<{ index: number; pid: number; written: number }>;
 }
 
 function startDaemon(): ChildProcess {
@@ -339,18 +339,23 @@ describe('a daemon with two workers', () => {
       const now = workerPids(daemon);
       return now.length === 2 && !now.includes(victim as number) ? true : undefined;
     }, 30_000);
-    // The new worker has joined the shared ports once it reports in.
-    await bothWorkersUp();
+    // The new worker takes connections once /health lists it (it reports once it listens).
+    const restarted = await until(async () => {
+      const listed = (await health()).workers.map((worker) => worker.pid).sort();
+      const running = workerPids(daemon).sort();
+      return listed.length === 2 && listed.join() === running.join() ? running : undefined;
+    }, 30_000);
     const written = (report: Health) =>
-      new Map(report.workers.map((worker) => [worker.index, worker.written]));
+      new Map(report.workers.map((worker) => [worker.pid, worker.written]));
     const before = written(await health());
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, index) => viaProxy(`/workers/after/${index}`)),
     );
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    // Both served some: the new worker as well as the one that stayed.
     await until(async () => {
       const now = written(await health());
-      return [0, 1].every((index) => (now.get(index) ?? 0) > (before.get(index) ?? 0))
+      return restarted.every((pid) => (now.get(pid) ?? 0) > (before.get(pid) ?? 0))
         ? true
         : undefined;
     });

@@ -11,7 +11,7 @@ export const WORKER_INDEX_VARIABLE = 'PROXY_WORKER_INDEX';
 export const WORKER_COUNT_VARIABLE = 'PROXY_WORKER_COUNT';
 
 /** A worker's capture counts as it last reported them. */
-export type WorkerCaptureStats = CaptureWriterStats & { index: number; at: string };
+export type WorkerCaptureStats = CaptureWriterStats & { index: number; pid: number; at: string };
 
 /**
  * A binding one worker made, for the others to learn before its /allocate answers: each sibling

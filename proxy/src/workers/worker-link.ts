@@ -123,7 +123,12 @@ export class WorkerLink implements WorkerShare {
 
   private ownStats(): WorkerCaptureStats | undefined {
     if (!this.writer) return undefined;
-    return { ...this.writer.stats(), index: this.index, at: new Date().toISOString() };
+    return {
+      ...this.writer.stats(),
+      index: this.index,
+      pid: process.pid,
+      at: new Date().toISOString(),
+    };
   }
 
   private report(): void {

@@ -22,6 +22,8 @@ export async function startWorker(config: DaemonConfig, logger: Logger): Promise
   const index = environment[WORKER_INDEX_VARIABLE];
   const link = new WorkerLink(index, environment[WORKER_COUNT_VARIABLE]);
   const daemon = await startProxyDaemon(config, logger.child({ worker: index }), link);
+  // Listed on /health from now on: a worker there is one that takes connections.
+  link.reportCaptures(daemon.writer);
   link.ready(daemon.proxy.port, daemon.proxy.managementPort);
   return { daemon, link };
 }
