@@ -8,15 +8,9 @@ const USER_HZ = 100;
 
 /** CPU milliseconds used so far by `root` and all its descendants (a daemon and its workers). */
 export function processTreeCpuMs(root: number): number {
-  const { parents, usage } = readProcesses();
-  let total = 0;
-  for (const [pid, { ticks }] of usage) {
-    let ancestor: number | undefined = pid;
-    while (ancestor !== undefined && ancestor > 1 && ancestor !== root) {
-      ancestor = parents.get(ancestor);
-    }
-    if (ancestor === root) total += (ticks * 1000) / USER_HZ;
-  }
+  const own = readProcesses().usage.get(root)?.ticks ?? 0;
+  let total = (own * 1000) / USER_HZ;
+  for (const ms of descendantCpuMs(root).values()) total += ms;
   return total;
 }
 
