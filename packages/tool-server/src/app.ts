@@ -8,6 +8,7 @@ import type { ToolServerContext, ToolServerEnv } from './context.ts';
 import { confirmTokenLive, verifyTokenSignature } from './http/bearer-auth.ts';
 import { clientAddress } from './http/client-address.ts';
 import { type CorsPolicy, corsHeaders, preflightResponse } from './http/cors.ts';
+import { mcpBodyLimit, readMcpBody } from './mcp/mcp-body.ts';
 import { admitToolCalls, closeWhenAnswered } from './mcp/tool-call-gate.ts';
 import { handleAuthorize } from './oauth/authorize-route.ts';
 import { handleConsent, handleGetAuthorization } from './oauth/consent-routes.ts';
@@ -140,7 +141,7 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
   }
 
   // MCP endpoint. MCP transports: a present Origin that we do not serve is refused with 403.
-  app.on(['GET', 'POST', 'DELETE', 'OPTIONS'], '/', mcpCors, async (c) => {
+  app.on(['GET', 'POST', 'DELETE', 'OPTIONS'], '/', mcpCors, mcpBodyLimit, async (c) => {
     const requestOrigin = c.req.header('origin');
     if (requestOrigin && !mcpOrigins.includes(requestOrigin)) {
       return c.json(
@@ -152,9 +153,11 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
       c.req.header('authorization'),
       c.get('origin'),
       context.secret,
+      context.signatures,
     );
+    const body = await readMcpBody(c.req.raw);
     // Fair use: tools/call over its token's or account's limits gets 429 before any pool is used.
-    const admitted = await admitToolCalls(context.admission, c.req.raw, signed.claims);
+    const admitted = admitToolCalls(context.admission, body.parsedBody, signed.claims);
     if (admitted instanceof Response) return admitted;
     try {
       const verified = await confirmTokenLive(context.db, signed, c.get('origin'));
@@ -165,7 +168,8 @@ export function createToolServerApp(context: ToolServerContext): Hono<ToolServer
         const holder = { token: String(verified.claims.jti), user: String(verified.claims.sub) };
         return context.listenStreams.open(holder, verified.expiresAt, {});
       }
-      const response = await context.mcp.fetch(c.req.raw, {
+      const response = await context.mcp.fetch(body.request, {
+        parsedBody: body.parsedBody,
         authInfo: {
           token: verified.token,
           clientId: verified.clientId,

@@ -5,6 +5,7 @@ import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Logger } from 'pino';
 import type { ToolServerConfig } from './config.ts';
 import type { Origins } from './http/origins.ts';
+import type { SignatureMemo } from './http/signature-memo.ts';
 import type { CallerProfiles } from './mcp/caller-profile.ts';
 import type { ListenStreams } from './mcp/listen-streams.ts';
 import type { ToolCallAdmission } from './mcp/tool-call-admission.ts';
@@ -17,6 +18,8 @@ export interface ToolServerContext {
   origins: Origins;
   /** The project's JWT secret as key bytes (HS256). */
   secret: Uint8Array;
+  /** Access tokens whose signature was checked, until they expire. */
+  signatures: SignatureMemo;
   /** `iss` of dashboard session tokens. */
   authIssuer: string;
   clients: ClientResolver;

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { createToolServerApp } from './app.ts';
 import { authIssuerOf, parseToolServerConfig, type ToolServerConfigInput } from './config.ts';
 import { Origins } from './http/origins.ts';
+import { SignatureMemo } from './http/signature-memo.ts';
 import { CallerProfiles } from './mcp/caller-profile.ts';
 import { type DeployAnnouncer, startDeployAnnouncer } from './mcp/deploy-announcer.ts';
 import { ListenStreams } from './mcp/listen-streams.ts';
@@ -69,7 +70,7 @@ export async function startToolServer(
     approvalsInClient: config.approvalsInClient,
     toolCallFor: (caller, accessToken) => ({
       caller,
-      asCaller: (work, lane) => toolDb.asCaller(caller.claims, work, lane),
+      asCaller: (work, options) => toolDb.asCaller(caller.claims, work, options),
       redact,
       pacUrl: (port) =>
         config.pacUrlTemplate ? config.pacUrlTemplate.replace('{port}', String(port)) : null,
@@ -94,6 +95,7 @@ export async function startToolServer(
     db,
     origins,
     secret: new TextEncoder().encode(config.jwtSecret),
+    signatures: new SignatureMemo(),
     authIssuer: authIssuerOf(config),
     clients: new ClientResolver(db, fetcher),
     profiles: new CallerProfiles(toolDb),

@@ -2,6 +2,7 @@
 // (round-robin across users, the search lane's smaller share, the wait limit), admission per token
 // and account (concurrency, the token bucket, tickets), and the 429 a refused request gets.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { readMcpBody } from '../src/mcp/mcp-body.ts';
 import { AdmissionTicket, ToolCallAdmission } from '../src/mcp/tool-call-admission.ts';
 import { admitToolCalls, tooManyToolCalls } from '../src/mcp/tool-call-gate.ts';
 import { PoolBusyError, type PoolLane, PoolSlots } from '../src/store/pool-slots.ts';
@@ -296,10 +297,11 @@ describe('the gate on POST /', () => {
 
   it('counts each tools/call of a batch, and lets other methods and bad JSON through', async () => {
     const { admission } = admissionAt();
+    const bodyOf = async (request: Request) => (await readMcpBody(request)).parsedBody;
     const batch = [CALL, { ...CALL, id: 8 }, { jsonrpc: '2.0', id: 9, method: 'tools/list' }];
-    const admitted = await admitToolCalls(admission, toolCallPost(batch), CLAIMS);
+    const admitted = admitToolCalls(admission, await bodyOf(toolCallPost(batch)), CLAIMS);
     expect(admitted).toBeInstanceOf(AdmissionTicket);
-    const refused = await admitToolCalls(admission, toolCallPost(CALL), CLAIMS);
+    const refused = admitToolCalls(admission, await bodyOf(toolCallPost(CALL)), CLAIMS);
     expect((refused as Response).status).toBe(429);
     expect(await (refused as Response).json()).toMatchObject({ id: 7 });
     for (const other of [
@@ -308,8 +310,22 @@ describe('the gate on POST /', () => {
       new Request('http://127.0.0.1/', { method: 'POST', body: '{not json' }),
       new Request('http://127.0.0.1/', { method: 'GET' }),
     ]) {
-      expect(await admitToolCalls(admission, other, CLAIMS)).toBeNull();
+      expect(admitToolCalls(admission, await bodyOf(other), CLAIMS)).toBeNull();
     }
-    expect(await admitToolCalls(null, toolCallPost(CALL), CLAIMS)).toBeNull();
+    expect(admitToolCalls(null, await bodyOf(toolCallPost(CALL)), CLAIMS)).toBeNull();
+  });
+});
+
+describe("an MCP POST's body, read once", () => {
+  it('is parsed for the SDK; one that is not JSON is handed on as a copy the SDK can read', async () => {
+    const json = await readMcpBody(toolCallPost(CALL));
+    expect(json.parsedBody).toEqual(CALL);
+    const broken = await readMcpBody(
+      new Request('http://127.0.0.1/', { method: 'POST', body: '{not json' }),
+    );
+    expect(broken.parsedBody).toBeUndefined();
+    expect(await broken.request.text()).toBe('{not json');
+    const get = new Request('http://127.0.0.1/', { method: 'GET' });
+    expect(await readMcpBody(get)).toEqual({ request: get });
   });
 });

@@ -26,6 +26,37 @@ describe('JSON-RPC errors', () => {
     expect(answer.body.error?.code).toBe(-32700);
   });
 
+  it('answers a body over 4 MiB with 413 and -32000, with or without its length', async () => {
+    const huge = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'ping',
+      pad: 'x'.repeat(5 << 20),
+    });
+    const sized = await rpc(huge);
+    expect(sized.status).toBe(413);
+    expect(sized.body.error?.code).toBe(-32000);
+    // Chunked, no Content-Length: refused as the stream passes the limit.
+    const bytes = new TextEncoder().encode(huge);
+    const chunked = await fetch(`${stack().mcpUrl}/`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: new ReadableStream({
+        start(controller) {
+          for (let at = 0; at < bytes.length; at += 1 << 20)
+            controller.enqueue(bytes.subarray(at, at + (1 << 20)));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+  });
+
   it('answers a message that is not JSON-RPC with -32600', async () => {
     const answer = await rpc(JSON.stringify({ hello: 'world' }));
     expect(answer.status).toBe(400);

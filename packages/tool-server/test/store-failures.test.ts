@@ -141,6 +141,41 @@ describe("a tool call's transaction as the caller", () => {
       await db.close();
     }
   });
+
+  it('read-only: Postgres refuses a write, and the connection serves the next call', async () => {
+    // One connection: the second call can only run once the first one's commit has returned it.
+    const db = createDatabase(cluster?.url as string, logger, { timeoutMs: 5_000, max: 1 });
+    const claims = { sub: '00000000-0000-4000-8000-000000000001', role: 'authenticated' };
+    try {
+      await expect(
+        db.asCaller(claims, (client) => client.query('create temporary table t (x int)'), {
+          readOnly: true,
+        }),
+      ).rejects.toMatchObject({ code: '25006' }); // read_only_sql_transaction
+      for (let call = 0; call < 3; call += 1) {
+        const [row] = await db.asCaller(
+          claims,
+          async (client) =>
+            (
+              await client.query<{ read_only: string; role: string }>(
+                `select current_setting('transaction_read_only') as read_only,
+                        current_user as role`,
+              )
+            ).rows,
+          { readOnly: true },
+        );
+        expect(row).toEqual({ read_only: 'on', role: 'authenticated' });
+      }
+      // Each commit ran: nothing is left open on the connection.
+      const [state] = await db.query<{ read_only: string; in_transaction: boolean }>(
+        `select current_setting('transaction_read_only') as read_only,
+                now() <> statement_timestamp() as in_transaction`,
+      );
+      expect(state).toEqual({ read_only: 'off', in_transaction: false });
+    } finally {
+      await db.close();
+    }
+  });
 });
 
 describe('Postgres stopped', () => {

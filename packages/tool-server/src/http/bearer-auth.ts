@@ -9,6 +9,7 @@ import { OAuthError } from '../oauth/oauth-error.ts';
 import { canonicalResource } from '../oauth/resource.ts';
 import { DASHBOARD_SCOPE } from '../oauth/scope.ts';
 import type { Database } from '../store/database.ts';
+import type { SignatureMemo } from './signature-memo.ts';
 
 export interface VerifiedCaller {
   token: string;
@@ -49,16 +50,20 @@ export interface SignedToken {
 
 /**
  * The signature, audience and issuer checks: no I/O, so admission (docs/tool-server.md "Fair
- * use") can run between this and the store lookup of confirmTokenLive().
+ * use") can run between this and the store lookup of confirmTokenLive(). A token already checked
+ * for this host is taken from `memo` until it expires.
  */
 export async function verifyTokenSignature(
   authorization: string | undefined,
   origin: string,
   secret: Uint8Array,
+  memo: SignatureMemo,
 ): Promise<SignedToken> {
   const token = bearerToken(authorization);
   if (!token) throw unauthorized(origin, false, 'An access token is required');
   const resource = canonicalResource(origin) ?? origin;
+  const remembered = memo.claimsOf(origin, token);
+  if (remembered) return { token, resource, claims: remembered };
   try {
     // RFC 8707: for this host, and issued by it (each host is its own issuer, 001 §4.1).
     const { payload } = await jwtVerify(token, secret, {
@@ -66,6 +71,7 @@ export async function verifyTokenSignature(
       audience: resource,
       issuer: origin,
     });
+    memo.remember(origin, token, payload);
     return { token, resource, claims: payload };
   } catch {
     throw unauthorized(origin, true, 'The access token is invalid, expired or not for this server');
@@ -87,6 +93,8 @@ export async function confirmTokenLive(
       where t.jti = $1 and t.label = 'oauth' and t.revoked_at is null and t.expires_at > now()
         and u.deleted_at is null and (u.banned_until is null or u.banned_until < now())`,
     [jti],
+    // Every MCP request asks it: planned once per connection (half of its cost).
+    'confirm-token-live',
   );
   const row = rows[0];
   if (!row || row.user_id !== claims.sub) {

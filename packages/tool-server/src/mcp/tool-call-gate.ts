@@ -22,14 +22,7 @@ function isToolCallRequest(message: unknown): message is { id: string | number }
 }
 
 /** The tools/call requests of a POST body: one, or several in a 2025-03-26 batch. */
-async function findToolCalls(request: Request): Promise<{ count: number; id: JsonRpcId }> {
-  let body: unknown;
-  try {
-    body = JSON.parse(await request.clone().text());
-  } catch {
-    // Not JSON: the SDK answers it (-32700) and no tool runs.
-    return { count: 0, id: null };
-  }
+function findToolCalls(body: unknown): { count: number; id: JsonRpcId } {
   const calls = (Array.isArray(body) ? body : [body]).filter(isToolCallRequest);
   return { count: calls.length, id: calls.length === 1 ? (calls[0]?.id ?? null) : null };
 }
@@ -56,16 +49,17 @@ export function tooManyToolCalls(refusal: AdmissionRefusal, id: JsonRpcId): Resp
 }
 
 /**
- * Admits the tools/call requests of an MCP request: null when it carries none (or fair use is
- * off), the ticket of its calls, or the 429 to answer.
+ * Admits the tools/call requests of an MCP request's parsed body (mcp-body.ts; undefined when it
+ * has none or it is not JSON): null when it carries none (or fair use is off), the ticket of its
+ * calls, or the 429 to answer.
  */
-export async function admitToolCalls(
+export function admitToolCalls(
   admission: ToolCallAdmission | null,
-  request: Request,
+  parsedBody: unknown,
   claims: Record<string, unknown>,
-): Promise<AdmissionTicket | Response | null> {
-  if (!admission || request.method !== 'POST') return null;
-  const { count, id } = await findToolCalls(request);
+): AdmissionTicket | Response | null {
+  if (!admission || parsedBody === undefined) return null;
+  const { count, id } = findToolCalls(parsedBody);
   if (count === 0) return null;
   const admitted = admission.admit(String(claims.jti ?? ''), String(claims.sub ?? ''), count);
   return admitted instanceof AdmissionTicket ? admitted : tooManyToolCalls(admitted, id);

@@ -4,6 +4,7 @@
 import type { ActingCaller, Approval, Farm } from '@capture/farm';
 import type pg from 'pg';
 import type { z } from 'zod';
+import type { CallerTransaction } from '../store/database.ts';
 import type { PoolLane } from '../store/pool-slots.ts';
 import type { CallerProfile } from './caller-profile.ts';
 import type { ToolError } from './tool-error.ts';
@@ -36,9 +37,9 @@ export interface ToolCall extends ActingCaller {
   caller: CallerProfile;
   /**
    * Runs `work` in one transaction as the caller (RLS and has_capability apply), its connection
-   * taken in `lane` of the tool pool (standard unless given).
+   * taken in the given lane of the tool pool (standard unless given), read-only when asked.
    */
-  asCaller<T>(work: (client: pg.PoolClient) => Promise<T>, lane?: PoolLane): Promise<T>;
+  asCaller<T>(work: (client: pg.PoolClient) => Promise<T>, options?: CallerTransaction): Promise<T>;
   /** Replaces secrets in captured traffic (shared with the assistant). */
   redact(payload: unknown): Promise<unknown>;
   /** The PAC URL of a device port, or null where the deployment has no proxy. */

@@ -50,7 +50,16 @@ export function isStoreOutage(error: unknown): boolean {
 }
 
 export interface Database {
-  query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<Row[]>;
+  /**
+   * One statement on the server's own connection. A `statementName` prepares it once per
+   * connection and reuses its plan, as PostgREST does with its prepared statements: for the
+   * statements of every request, whose text is fixed.
+   */
+  query<Row extends pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+    statementName?: string,
+  ): Promise<Row[]>;
   transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
   /**
    * A transaction run as the API caller, exactly as PostgREST runs a request: role
@@ -61,9 +70,21 @@ export interface Database {
   asCaller<T>(
     claims: Record<string, unknown>,
     work: (client: pg.PoolClient) => Promise<T>,
-    lane?: PoolLane,
+    options?: CallerTransaction,
   ): Promise<T>;
   close(): Promise<void>;
+}
+
+/** How a caller's transaction runs. */
+export interface CallerTransaction {
+  /** The fair queue's lane its connection is taken in (default standard). */
+  lane?: PoolLane;
+  /**
+   * `begin read only`: Postgres refuses any write in it, so once `work` has returned there is
+   * nothing left to make durable, and the result is answered while the commit travels (one round
+   * trip less per read-only tool call; the connection and its slot return once it has).
+   */
+  readOnly?: boolean;
 }
 
 export interface DatabaseOptions {
@@ -109,56 +130,75 @@ export function createDatabase(url: string, logger: Logger, options: DatabaseOpt
     }
   };
 
-  /** `opening` starts the transaction: `begin`, or `begin` and settings in one round trip. */
+  /**
+   * `opening` starts the transaction: `begin`, or `begin` and settings in one round trip.
+   * `commitAfterAnswer` is for read-only transactions (CallerTransaction.readOnly).
+   */
   const transactionIn = async <T>(
     queue: string,
     lane: PoolLane,
     work: (client: pg.PoolClient) => Promise<T>,
     opening = 'begin',
+    commitAfterAnswer = false,
   ): Promise<T> => {
+    let releaseSlot: (() => void) | undefined;
+    let client: pg.PoolClient | undefined;
+    let broken: Error | undefined;
     try {
-      return await withSlot(queue, lane, async () => {
-        const client = await pool.connect();
-        let broken: Error | undefined;
-        try {
-          await client.query(opening);
-          const result = await work(client);
-          await client.query('commit');
-          return result;
-        } catch (error) {
-          await client.query('rollback').catch((rollbackError: Error) => {
-            broken = rollbackError;
-          });
-          throw error;
-        } finally {
-          // A connection whose rollback failed is destroyed rather than returned to the pool.
-          client.release(broken);
-        }
-      });
+      releaseSlot = await slots?.acquire(queue, lane);
+      client = await pool.connect();
+      await client.query(opening);
+      const result = await work(client);
+      if (commitAfterAnswer) {
+        const [held, slot] = [client, releaseSlot];
+        [client, releaseSlot] = [undefined, undefined];
+        held
+          .query('commit')
+          .then(
+            () => held.release(),
+            (error: Error) => held.release(error),
+          )
+          .finally(() => slot?.());
+        return result;
+      }
+      await client.query('commit');
+      return result;
     } catch (error) {
+      await client?.query('rollback').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
       return classify(error);
+    } finally {
+      // A connection whose rollback failed is destroyed rather than returned to the pool.
+      client?.release(broken);
+      releaseSlot?.();
     }
   };
 
   const database: Database = {
-    async query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]) {
+    async query<Row extends pg.QueryResultRow>(
+      text: string,
+      values?: unknown[],
+      statementName?: string,
+    ) {
       try {
         return await withSlot(SERVER_QUEUE, 'standard', async () => {
-          return (await pool.query<Row>(text, values)).rows;
+          return (await pool.query<Row>({ text, values, name: statementName })).rows;
         });
       } catch (error) {
         return classify(error);
       }
     },
     transaction: (work) => transactionIn(SERVER_QUEUE, 'standard', work),
-    asCaller(claims, work, lane = 'standard') {
+    asCaller(claims, work, { lane = 'standard', readOnly = false } = {}) {
       // One simple-protocol round trip for begin and the caller's settings instead of two (a
-      // tool call is four round trips, PostgREST's one pipelined transaction); the claims go in
+      // tool call is three round trips, PostgREST's one pipelined transaction); the claims go in
       // as a literal quoted by pg's escapeLiteral, never spliced raw.
-      const opening = `begin; select set_config('role', 'authenticated', true),
+      const opening = `${readOnly ? 'begin read only' : 'begin'};
+        select set_config('role', 'authenticated', true),
         set_config('request.jwt.claims', ${pg.escapeLiteral(JSON.stringify(claims))}, true),
         set_config('statement_timeout', '8s', true)`;
-      return transactionIn(String(claims.sub ?? ''), lane, work, opening);
+      return transactionIn(String(claims.sub ?? ''), lane, work, opening, readOnly);
     },
     close: () => pool.end(),
   };
