@@ -79,13 +79,17 @@ async function sequential(call: Call) {
 async function concurrent(call: Call) {
   const times: number[] = [];
   let failures = 0;
+  let detail = '';
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       for (let run = 0; run < Math.max(4, Math.floor(runs / 5)); run += 1) {
         const result = await timed(call);
         times.push(result.ms);
-        if (!result.ok) failures += 1;
+        if (!result.ok) {
+          failures += 1;
+          detail = result.detail;
+        }
       }
     }),
   );
@@ -95,6 +99,7 @@ async function concurrent(call: Call) {
     p50: percentile(times, 50),
     p95: percentile(times, 95),
     failures,
+    detail,
     perSecond: times.length / seconds,
   };
 }
@@ -202,7 +207,7 @@ try {
           `${(viaTool.p50 / viaRest.p50).toFixed(2)}x / ${(viaTool.p95 / viaRest.p95).toFixed(2)}x | ` +
           `${toolLoad.p50.toFixed(1)} / ${toolLoad.p95.toFixed(1)} (${toolLoad.perSecond.toFixed(0)}/s) | ` +
           `${restLoad.p50.toFixed(1)} / ${restLoad.p95.toFixed(1)} (${restLoad.perSecond.toFixed(0)}/s) | ${fail}` +
-          `${fail ? ` (${viaTool.detail || viaRest.detail})` : ''} |`,
+          `${fail ? ` (${viaTool.detail || viaRest.detail || toolLoad.detail || restLoad.detail})` : ''} |`,
       );
     }
   }
