@@ -1,7 +1,7 @@
 // Access tokens whose signature, audience and issuer were already checked, kept until they
 // expire: an agent sends the same token with every call, and jose's HS256 check runs through
 // WebCrypto, a thread-pool round trip that was a twentieth of a tool call (docs/tool-server.md,
-// "Benchmark"). Only that check is remembered; whether the token is still live (revoked, its
+// "Round 2"). Only that check is remembered; whether the token is still live (revoked, its
 // account suspended) is asked of the store on every request (bearer-auth.ts).
 
 export class SignatureMemo {

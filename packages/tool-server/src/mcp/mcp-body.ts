@@ -4,7 +4,7 @@
 import { bodyLimit } from 'hono/body-limit';
 
 /** The SDK's default `maxRequestBodySize`, which no longer applies once we hand it a parsed body. */
-export const MCP_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+const MCP_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /** 413 with the JSON-RPC error the SDK answers for an oversized body, before it is all read. */
 export const mcpBodyLimit = bodyLimit({

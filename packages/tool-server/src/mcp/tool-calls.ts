@@ -108,7 +108,7 @@ export async function callTool(
   const parsed = parseArguments(tool.input, rawArguments);
   if (!parsed.ok) return toolErrorResult(parsed.error);
   const lane = tool.lane?.(parsed.args) ?? 'standard';
-  // A tool that declares itself read-only runs in read-only transactions: Postgres holds it to it.
+  // A tool that declares itself read-only runs in read-only transactions: Postgres refuses its writes.
   const readOnly = tool.annotations.readOnlyHint;
   const inLane: ToolCall = { ...call, asCaller: (work) => call.asCaller(work, { lane, readOnly }) };
   return resultOf(tool, await runTool(tool, parsed.args, inLane, logger));
