@@ -146,7 +146,10 @@ export async function insertBenchEntries(
              jsonb_build_array('user-agent', 'BenchApp/1.0')),
            'responseHeaders', jsonb_build_array(jsonb_build_array('content-type', 'application/json')),
            'timings', jsonb_build_object('wait', n % 300, 'receive', n % 7,
-             'total', round((n % 300 + n % 7 + 1 + power(random(), 40) * 30000)::numeric, 2)),
+             -- The long tail: random() below about 2e-8 would underflow float8 at the 40th power
+             -- (SQLSTATE 22003, once in about 50M rows), so it is floored at 1e-6 (1e-240).
+             'total', round((n % 300 + n % 7 + 1
+               + power(greatest(random(), 1e-6), 40) * 30000)::numeric, 2)),
            'sizes', jsonb_build_object(
              'requestBody', case when method in ('POST', 'PUT') then 64 + n % 4000 else 0 end,
              'responseBody', case kind when 'error' then 0 else (n * 7919) % 65536 end),
